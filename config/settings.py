@@ -1,0 +1,197 @@
+"""The one typed settings object, and the loader that reads it from CLI, ENV, YAML and defaults.
+
+Precedence (highest first): values passed by the CLI (``overrides``), environment variables
+(``SUTURE_*``, nested with ``__``, plus the conventional ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``SENTRY_DSN``, ``REDIS_URL``-free), a user YAML file (``--config``, ``$SUTURE_CONFIG`` or
+``./suture.yaml``), and the packaged ``config/defaults.yaml``. The environment is read only
+here, at the edge; everything else receives a ``Settings`` instance.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
+class ModelPrice(BaseModel):
+    """USD prices per one million tokens for one model."""
+
+    input_per_1m_usd: float = Field(ge=0)
+    cached_input_per_1m_usd: float = Field(ge=0)
+    output_per_1m_usd: float = Field(ge=0)
+
+
+class QuizRules(BaseModel):
+    """Thresholds of the quiz contract's semantic rules (documented in config/defaults.yaml)."""
+
+    options_per_question: int = Field(4, ge=2, le=10)
+    # The correct option is "conspicuously longer" when it exceeds the longest distractor by this ratio.
+    max_correct_length_ratio: float = Field(1.5, gt=1.0)
+    # ...and is at least this many characters longer (keeps short options like "Yes"/"No" legal).
+    min_correct_length_excess_chars: int = Field(12, ge=0)
+    # No option position may hold more than this share of correct answers (quizzes of >= 4 questions).
+    max_answer_position_share: float = Field(0.5, gt=0.0, le=1.0)
+    min_questions_for_position_rule: int = Field(4, ge=1)
+    forbid_all_none_of_the_above: bool = True
+    require_question_mark: bool = True
+
+
+class ClientSettings(BaseModel):
+    """Model client timeouts and the transport-retry layer (separate from contract retries)."""
+
+    timeout_s: float = Field(120.0, gt=0)
+    transport_max_retries: int = Field(4, ge=0, le=10)
+    backoff_base_s: float = Field(0.5, ge=0)
+    backoff_max_s: float = Field(20.0, ge=0)
+    max_completion_tokens: int = Field(16000, ge=1)
+
+
+class WorkerSettings(BaseModel):
+    """Celery worker limits; ordered client timeout < soft limit < hard limit < visibility timeout."""
+
+    soft_time_limit_s: float = Field(300.0, gt=0)
+    time_limit_s: float = Field(360.0, gt=0)
+    visibility_timeout_s: float = Field(3600.0, gt=0)
+    max_redeliveries: int = Field(3, ge=0)
+    job_deadline_s: float = Field(1800.0, gt=0)
+    watchdog_interval_s: float = Field(30.0, gt=0)
+    model_concurrency: int = Field(100, ge=1)
+    rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
+
+
+class SimulatorSettings(BaseModel):
+    """Defaults for the in-process simulated model (a simulation, never a real model)."""
+
+    profile: str = "realistic"
+    latency_scale: float = Field(1.0, ge=0)
+    seed: int = 0
+
+
+class Settings(BaseSettings):
+    """Everything suture can be configured with; see config/defaults.yaml for documented defaults."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SUTURE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        populate_by_name=True,
+    )
+
+    broker_url: str | None = None
+    result_backend: str | None = None
+    redis_url: str | None = None
+
+    openai_api_key: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("SUTURE_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key")
+    )
+    openai_base_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("SUTURE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "openai_base_url"),
+    )
+    sentry_dsn: SecretStr | None = Field(
+        None, validation_alias=AliasChoices("SUTURE_SENTRY_DSN", "SENTRY_DSN", "sentry_dsn")
+    )
+    sentry_environment: str = "production"
+
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    quiz: QuizRules = Field(default_factory=QuizRules)
+    policies: dict[str, Any] = Field(default_factory=dict)
+    default_policy: str = "default"
+    max_retries: int = Field(2, ge=0, le=5)
+    budget_usd: float | None = Field(None, gt=0)
+
+    client: ClientSettings = Field(default_factory=ClientSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
+
+    store_prompts: bool = True
+    first_prompt_example_tokens: int = Field(1000, ge=0)
+    retry_example_tokens: int = Field(2000, ge=0)
+
+    def secrets(self) -> list[str]:
+        """Every configured secret value, for redaction (API key, DSN, passwords inside URLs)."""
+        values = [s.get_secret_value() for s in (self.openai_api_key, self.sentry_dsn) if s]
+        for url in (self.broker_url, self.result_backend, self.redis_url):
+            password = _url_password(url)
+            if password:
+                values.append(password)
+        return [v for v in values if v]
+
+
+def _url_password(url: str | None) -> str | None:
+    from urllib.parse import urlsplit
+
+    if not url:
+        return None
+    try:
+        return urlsplit(url).password
+    except ValueError:
+        return None
+
+
+def user_config_file(explicit: str | Path | None, environ: Mapping[str, str]) -> Path | None:
+    """Pick the user YAML: --config, then $SUTURE_CONFIG, then ./suture.yaml if present."""
+    if explicit:
+        return Path(explicit)
+    if environ.get("SUTURE_CONFIG"):
+        return Path(environ["SUTURE_CONFIG"])
+    local = Path("suture.yaml")
+    return local if local.is_file() else None
+
+
+def load_settings(
+    config_file: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    """Build the effective settings: CLI overrides > ENV > user YAML > packaged defaults."""
+    user_yaml = user_config_file(config_file, os.environ)
+    if user_yaml is not None and not user_yaml.is_file():
+        raise ConfigError(f"config file not found: {user_yaml}")
+    settings_cls = _settings_class(user_yaml)
+    try:
+        return settings_cls(**dict(overrides or {}))
+    except Exception as exc:  # pydantic ValidationError or YAML error: one clear line
+        raise ConfigError(f"invalid configuration: {_one_line(exc)}") from exc
+
+
+def _settings_class(user_yaml: Path | None) -> type[Settings]:
+    class _Loaded(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+            if user_yaml is not None:
+                sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=user_yaml))
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=DEFAULTS_FILE))
+            return tuple(sources)
+
+    _Loaded.__name__ = "Settings"
+    return _Loaded
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500]
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used (bad YAML, bad value, missing file); str() is one line."""

@@ -1,0 +1,30 @@
+"""Errors of the contract layer: only programmer errors raise; bad model output becomes failures.
+
+    ContractError                 base of this package's exceptions
+    ├── PointerError              a JSON Pointer that is malformed or does not resolve in a document
+    └── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
+"""
+
+from __future__ import annotations
+
+
+class ContractError(Exception):
+    """Base class of every exception raised by ``contracts``."""
+
+
+class PointerError(ContractError):
+    """A JSON Pointer is malformed, or does not resolve in the given document."""
+
+    def __init__(self, pointer: str, reason: str) -> None:
+        self.pointer = pointer
+        self.reason = reason
+        super().__init__(f"bad JSON pointer {pointer!r}: {reason}")
+
+
+class ContractDefinitionError(ContractError):
+    """A contract is defined wrongly (a programmer error); the message names what to fix."""
+
+    def __init__(self, contract: str, problem: str) -> None:
+        self.contract = contract
+        self.problem = problem
+        super().__init__(f"contract {contract!r} is broken: {problem}")

@@ -1,0 +1,57 @@
+"""Plain data for one model call and its reply, shared by the engine (pure) and the client (I/O)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
+class ModelCall(BaseModel):
+    """One Chat Completions request with structured output, as the engine wants it sent."""
+
+    model: str
+    messages: list[dict[str, str]]  # [{"role": "system"|"user"|"assistant", "content": str}]
+    schema_name: str  # e.g. "quiz" for a full attempt, "quiz_slice" for a surgical slice
+    json_schema: dict[str, Any]  # strict JSON schema (object at the root)
+    reasoning_effort: ReasoningEffort | None = None
+    max_completion_tokens: int | None = None
+    seed: int | None = None
+
+
+class Usage(BaseModel):
+    """Token counts of one call (or a sum of calls)."""
+
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+
+class ModelReply(BaseModel):
+    """What came back from one call, after transport retries: text or refusal, and its costs.
+
+    ``error`` is set (and ``text`` is None) when the call failed terminally at the transport
+    layer (auth, bad request, retries exhausted); ``error_kind`` names which.
+    """
+
+    model: str
+    text: str | None = None
+    finish_reason: str | None = None
+    refusal: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None  # None = unknown price, never silently 0
+    latency_ms: float = 0.0
+    transport_retries: int = 0
+    error: str | None = None
+    error_kind: Literal["auth", "bad_request", "unavailable", "not_found"] | None = None

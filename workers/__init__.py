@@ -1,0 +1,1 @@
+"""Everything that touches the outside: Celery app, model client, simulator, Redis store, Sentry, CLI."""
