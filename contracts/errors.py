@@ -1,8 +1,8 @@
 """Errors of the contract layer: only programmer errors raise; bad model output becomes failures.
 
-    ContractError                 base of this package's exceptions
-    ├── PointerError              a JSON Pointer that is malformed or does not resolve in a document
-    └── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
+ContractError                 base of this package's exceptions
+├── PointerError              a JSON Pointer that is malformed or does not resolve in a document
+└── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
 """
 
 from __future__ import annotations
