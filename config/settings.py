@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,7 +27,13 @@ DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 
-class ModelPrice(BaseModel):
+class _Section(BaseModel):
+    """A settings section; unknown keys are errors, so a misspelled threshold is never silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelPrice(_Section):
     """USD prices per one million tokens for one model."""
 
     input_per_1m_usd: float = Field(ge=0)
@@ -35,7 +41,7 @@ class ModelPrice(BaseModel):
     output_per_1m_usd: float = Field(ge=0)
 
 
-class QuizRules(BaseModel):
+class QuizRules(_Section):
     """Thresholds of the quiz contract's semantic rules (documented in config/defaults.yaml)."""
 
     options_per_question: int = Field(4, ge=2, le=10)
@@ -50,7 +56,7 @@ class QuizRules(BaseModel):
     require_question_mark: bool = True
 
 
-class ClientSettings(BaseModel):
+class ClientSettings(_Section):
     """Model client timeouts and the transport-retry layer (separate from contract retries)."""
 
     timeout_s: float = Field(120.0, gt=0)
@@ -60,7 +66,7 @@ class ClientSettings(BaseModel):
     max_completion_tokens: int = Field(16000, ge=1)
 
 
-class WorkerSettings(BaseModel):
+class WorkerSettings(_Section):
     """Celery worker limits; ordered client timeout < soft limit < hard limit < visibility timeout."""
 
     soft_time_limit_s: float = Field(300.0, gt=0)
@@ -71,14 +77,31 @@ class WorkerSettings(BaseModel):
     watchdog_interval_s: float = Field(30.0, gt=0)
     model_concurrency: int = Field(100, ge=1)
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
+    # How long a job (spec, state, result) and its idempotency key stay in Redis.
+    store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)
 
 
-class SimulatorSettings(BaseModel):
+class SimulatorSettings(_Section):
     """Defaults for the in-process simulated model (a simulation, never a real model)."""
 
     profile: str = "realistic"
     latency_scale: float = Field(1.0, ge=0)
     seed: int = 0
+
+
+class BatchSettings(_Section):
+    """How `suture batch` cuts documents into sections and how many jobs it keeps in flight."""
+
+    section_max_chars: int = Field(6000, ge=200)
+    # A heading starts a new section only once the current one has at least this much text.
+    section_min_chars: int = Field(1500, ge=0)
+    max_sections_per_document: int = Field(60, ge=1)
+    max_file_mb: float = Field(50.0, gt=0)
+    # Less text than this is not worth a quiz; the file is skipped with a reason.
+    min_document_chars: int = Field(100, ge=1)
+    jobs_in_flight: int = Field(16, ge=1)
+    poll_interval_s: float = Field(0.2, gt=0)
+    job_timeout_s: float = Field(1800.0, gt=0)
 
 
 class Settings(BaseSettings):
@@ -117,6 +140,7 @@ class Settings(BaseSettings):
     client: ClientSettings = Field(default_factory=ClientSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
+    batch: BatchSettings = Field(default_factory=BatchSettings)
 
     store_prompts: bool = True
     first_prompt_example_tokens: int = Field(1000, ge=0)
@@ -169,6 +193,8 @@ def load_settings(
 
 def _settings_class(user_yaml: Path | None) -> type[Settings]:
     class _Loaded(Settings):
+        model_config = SettingsConfigDict(**{**Settings.model_config, "title": "settings"})
+
         @classmethod
         def settings_customise_sources(
             cls,

@@ -2,7 +2,8 @@
 
 ContractError                 base of this package's exceptions
 ├── PointerError              a JSON Pointer that is malformed or does not resolve in a document
-└── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
+├── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
+└── UnknownContractError      no contract is registered under the requested name
 """
 
 from __future__ import annotations
@@ -28,3 +29,13 @@ class ContractDefinitionError(ContractError):
         self.contract = contract
         self.problem = problem
         super().__init__(f"contract {contract!r} is broken: {problem}")
+
+
+class UnknownContractError(ContractError):
+    """No contract is registered under ``name``; the message lists the known names."""
+
+    def __init__(self, name: str, known: list[str] | None = None) -> None:
+        self.name = name
+        self.known = list(known or [])
+        choices = f" (known: {', '.join(self.known)})" if self.known else ""
+        super().__init__(f"unknown contract {name!r}{choices}")
