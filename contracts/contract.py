@@ -160,6 +160,9 @@ def decode(raw: str | bytes) -> tuple[Any, list[Failure]]:
         return None, [_decode_failure(raw, exc)]
     except RecursionError:
         return None, [_failure("parse", ROOT, "invalid_json", "The output is nested too deeply to parse.")]
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        message = f"The output is not usable JSON ({' '.join(str(exc).split())[:120]}); write plain JSON values."
+        return None, [_failure("parse", ROOT, "invalid_json", message)]
     return data, _duplicate_failures(data, duplicates) if duplicates else []
 
 
@@ -246,24 +249,27 @@ def _duplicate_failures(data: Any, duplicates: list[tuple[int, str]]) -> list[Fa
 
 
 def _index_objects(value: Any, path: list[str], where: dict[int, str]) -> None:
-    if isinstance(value, dict):
-        where[id(value)] = format_pointer(path)
-        children: Any = value.items()
-    elif isinstance(value, list):
-        children = enumerate(value)
-    else:
-        return
-    for key, child in children:
-        _index_objects(child, [*path, str(key)], where)
+    stack: list[tuple[Any, list[str]]] = [(value, path)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, dict):
+            where[id(item)] = format_pointer(at)
+            stack.extend((child, [*at, str(key)]) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, [*at, str(index)]) for index, child in enumerate(item))
 
 
 def _has_text(value: Any) -> bool:
-    if isinstance(value, str):
-        return bool(value.strip())
-    if isinstance(value, dict):
-        return any(_has_text(child) for child in value.values())
-    if isinstance(value, list):
-        return any(_has_text(child) for child in value)
+    # Iterative on purpose: model output can nest thousands of levels deep.
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and item.strip():
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
     return False
 
 
