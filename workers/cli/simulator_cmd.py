@@ -1,0 +1,121 @@
+"""``suture simulator``: serve a SIMULATED OpenAI-compatible model over HTTP until interrupted.
+
+The first stdout line is the base URL (e.g. ``http://127.0.0.1:8765/v1``), flushed at once so a
+parent process can read it; a one-line notice on stderr says it is a simulation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import fields
+from typing import Any
+
+from config.settings import ConfigError, load_settings
+from workers.cli import UsageError
+from workers.simulator import PROFILES, FaultRates, get_profile
+from workers.simulator.profiles import Profile
+from workers.simulator.server import SimulatorServer
+from workers.simulator.serving import base_url, bind, serve_forever
+
+DESCRIPTION = (
+    "Run a SIMULATED OpenAI-compatible model server (POST /v1/chat/completions, GET /v1/models). "
+    "It is a simulation, not a real model: it writes grounded quizzes from the <document> in the "
+    "prompt, with per-model structural bias reproduced from production data. Profiles: realistic "
+    "(biased like gpt-5-nano/mini/gpt-5), perfect (always valid), chaos (plus malformed JSON, "
+    "truncation, refusals, empty replies, 429s, 500s, slow replies, dropped connections)."
+)
+FAULT_NAMES = tuple(f.name for f in fields(FaultRates))
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``simulator`` subcommand."""
+    parser = subparsers.add_parser(
+        "simulator", help="run a SIMULATED OpenAI-compatible model server", description=DESCRIPTION
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILES), help="behaviour (default from config: realistic)"
+    )
+    parser.add_argument("--latency-scale", type=float, help="1.0 ~ real-world latency, 0 = instant")
+    parser.add_argument("--seed", type=int, help="seed of every simulated draw (default from config)")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="NAME=RATE",
+        help=f"override a chaos fault share ({', '.join(FAULT_NAMES)})",
+    )
+    parser.add_argument(
+        "--require-key-env",
+        metavar="VAR",
+        help="require the API key held in environment variable VAR (else 401)",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Bind, announce the URL, serve until SIGINT/SIGTERM; returns 0."""
+    server = _server(args)
+    try:
+        sock = bind(args.host, args.port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    url = base_url(sock)
+
+    def announce() -> None:
+        print(url, flush=True)
+        print(
+            f"suture simulator: SIMULATED OpenAI-compatible model server (not a real model) at {url} "
+            f"profile={server.profile.name} latency-scale={server.latency_scale} seed={server.seed}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    serve_forever(server, sock, announce)
+    return 0
+
+
+def _server(args: argparse.Namespace) -> SimulatorServer:
+    try:
+        settings = load_settings(getattr(args, "config", None))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    profile = get_profile(args.profile or settings.simulator.profile, settings.quiz)
+    latency_scale = settings.simulator.latency_scale if args.latency_scale is None else args.latency_scale
+    if latency_scale < 0:
+        raise UsageError(f"--latency-scale must be >= 0, got {latency_scale}")
+    seed = settings.simulator.seed if args.seed is None else args.seed
+    return SimulatorServer(
+        _with_faults(profile, args.fault), latency_scale, seed, _required_key(args.require_key_env)
+    )
+
+
+def _with_faults(profile: Profile, overrides: list[str]) -> Profile:
+    rates: dict[str, float] = {}
+    for item in overrides:
+        name, _, value = item.partition("=")
+        try:
+            rate = float(value)
+        except ValueError:
+            rate = -1.0
+        if name not in FAULT_NAMES or not 0 <= rate <= 1:
+            raise UsageError(
+                f"--fault wants NAME=RATE with NAME in {', '.join(FAULT_NAMES)} and 0<=RATE<=1, got {item!r}"
+            )
+        rates[name] = rate
+    chosen = profile.with_faults(**rates) if rates else profile
+    if chosen.faults.total() > 1:
+        raise UsageError(f"fault shares add up to {chosen.faults.total():.2f}, more than 1")
+    return chosen
+
+
+def _required_key(variable: str | None) -> str | None:
+    if variable is None:
+        return None
+    key = os.environ.get(variable)
+    if not key:
+        raise UsageError(f"--require-key-env: environment variable {variable} is not set")
+    return key

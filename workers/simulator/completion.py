@@ -1,0 +1,123 @@
+"""A simulated chat completion: the answer, its token counts and how long a real model would take."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from workers.simulator.faults import Fault, spoil
+from workers.simulator.profiles import REASONING_FACTOR, Profile
+from workers.simulator.prompt import Prompt, read_prompt
+from workers.simulator.quizgen import write_quiz, write_slice
+from workers.simulator.request import ChatRequest
+from workers.simulator.schema_fill import fill
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the simulated model answered and what it cost."""
+
+    content: str | None
+    refusal: str | None
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int  # includes reasoning tokens, as OpenAI counts them
+    reasoning_tokens: int
+    latency_s: float
+
+
+def tokens(text: str) -> int:
+    """Tokens of a text, consistently about four characters each."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
+    """The model's JSON text for a request: a quiz, a slice, or a schema-shaped placeholder."""
+    prompt = read_prompt(request.messages, request.schema_name)
+    traits = profile.traits(request.model)
+    if prompt.is_slice:
+        value: Any = write_slice(prompt, traits, profile, rng)
+    elif _wants_quiz(request, prompt):
+        value = write_quiz(prompt, traits, profile, rng)
+    else:
+        value = fill(request.json_schema or {"type": "object"}, rng)
+    return json.dumps(value, ensure_ascii=False)
+
+
+def complete(
+    request: ChatRequest,
+    text: str,
+    fault: Fault | None,
+    profile: Profile,
+    latency_scale: float,
+    rng: random.Random,
+) -> Completion:
+    """Apply faults, the token limit, token counts and latency to an answer."""
+    content, refusal, finish = spoil(fault, text, rng)
+    visible = tokens(content or refusal or "")
+    reasoning = int(visible * REASONING_FACTOR[request.reasoning_effort])
+    limit = request.max_completion_tokens
+    if limit is not None and visible + reasoning > limit and content:
+        # The budget runs out mid-answer: reasoning first, then as much text as is left.
+        reasoning = min(reasoning, limit)
+        content = content[: (limit - reasoning) * CHARS_PER_TOKEN]
+        visible, finish = tokens(content), "length"
+    traits = profile.traits(request.model)
+    latency_ms = traits.time_to_first_token_ms + (visible + reasoning) * traits.per_output_token_ms
+    if fault == "slow":
+        latency_ms += profile.slow_extra_s * 1000
+    prompt_tokens = sum(tokens(json.dumps(m.get("content"))) for m in request.messages)
+    return Completion(
+        content,
+        refusal,
+        finish,
+        prompt_tokens,
+        visible + reasoning,
+        reasoning,
+        latency_ms * latency_scale / 1000,
+    )
+
+
+def body(request: ChatRequest, completion: Completion) -> dict[str, Any]:
+    """The ``chat.completion`` object exactly as the OpenAI API shapes it."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": completion.content,
+        "refusal": completion.refusal,
+        "annotations": [],
+    }
+    return {
+        "id": f"chatcmpl-sim-{secrets.token_hex(12)}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.model,
+        "system_fingerprint": "suture-simulator",
+        "service_tier": "default",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": completion.finish_reason, "logprobs": None}
+        ],
+        "usage": {
+            "prompt_tokens": completion.prompt_tokens,
+            "completion_tokens": completion.completion_tokens,
+            "total_tokens": completion.prompt_tokens + completion.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": completion.reasoning_tokens,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        },
+    }
+
+
+def _wants_quiz(request: ChatRequest, prompt: Prompt) -> bool:
+    properties = (request.json_schema or {}).get("properties", {})
+    return "questions" in properties or prompt.questions is not None

@@ -1,0 +1,40 @@
+"""Errors of the simulated model server, one small hierarchy.
+
+SimulatorError                 base; str() is one line
+├── UnknownProfileError(name)  programmer/config error: no such profile
+└── RequestRejected(status, code, message)
+                               an HTTP request the simulator answers with an OpenAI-shaped
+                               error body (400 invalid request, 401 bad key, 404 unknown model)
+"""
+
+from __future__ import annotations
+
+
+class SimulatorError(Exception):
+    """Base of everything the simulator raises."""
+
+
+class UnknownProfileError(SimulatorError):
+    """The named behaviour profile does not exist."""
+
+    def __init__(self, name: str, known: tuple[str, ...]) -> None:
+        self.name = name
+        self.known = known
+        super().__init__(f"unknown simulator profile {name!r} (known: {', '.join(known)})")
+
+
+class RequestRejected(SimulatorError):
+    """A request the simulator refuses; carries the HTTP status and OpenAI error fields."""
+
+    def __init__(
+        self, status: int, code: str, message: str, *, error_type: str = "invalid_request_error"
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.error_type = error_type
+        super().__init__(f"HTTP {status} {code}: {message}")
+
+    def body(self) -> dict[str, object]:
+        """The error body in the shape OpenAI's API returns it."""
+        return {"error": {"message": self.message, "type": self.error_type, "param": None, "code": self.code}}

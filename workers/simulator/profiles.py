@@ -1,0 +1,109 @@
+"""Behaviour profiles of the simulated model: per-model bias, speed, and chaos fault rates.
+
+The defaults reproduce production data (seed 000): gpt-5-nano leaves ~5.5 of 15 questions with a
+conspicuously long correct answer, gpt-5-mini ~2.7/15, gpt-5 ~0.5/15. Rates are per question.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from config.settings import QuizRules
+from workers.simulator.errors import UnknownProfileError
+
+# Reasoning tokens generated per visible output token, by reasoning effort (None = API default, medium).
+REASONING_FACTOR: dict[str | None, float] = {
+    "minimal": 0.0,
+    "low": 0.5,
+    "medium": 1.5,
+    "high": 4.0,
+    None: 1.5,
+}
+
+
+@dataclass(frozen=True)
+class ModelTraits:
+    """How one simulated model writes: its structural bias and its speed."""
+
+    imbalance_rate: float  # share of questions whose correct option is conspicuously longer
+    position_skew_rate: float  # share of questions whose answer moves to the favourite position
+    favourite_position: int
+    time_to_first_token_ms: float
+    per_output_token_ms: float
+
+
+@dataclass(frozen=True)
+class FaultRates:
+    """Per-request shares of chaos faults (they sum to at most 1; the rest are normal replies)."""
+
+    malformed_json: float = 0.0
+    truncated: float = 0.0
+    refusal: float = 0.0
+    empty: float = 0.0
+    rate_limited: float = 0.0
+    server_error: float = 0.0
+    slow: float = 0.0
+    dropped_connection: float = 0.0
+
+    def total(self) -> float:
+        """The share of requests that get any fault."""
+        return sum(self.__dict__.values())
+
+
+MODEL_TRAITS: dict[str, ModelTraits] = {
+    "gpt-5-nano": ModelTraits(5.5 / 15, 0.10, 1, 800.0, 8.0),
+    "gpt-5-mini": ModelTraits(2.7 / 15, 0.07, 1, 1000.0, 12.0),
+    "gpt-5": ModelTraits(0.5 / 15, 0.03, 0, 2000.0, 20.0),
+}
+
+CHAOS_FAULTS = FaultRates(
+    malformed_json=0.06,
+    truncated=0.04,
+    refusal=0.03,
+    empty=0.03,
+    rate_limited=0.06,
+    server_error=0.04,
+    slow=0.03,
+    dropped_connection=0.03,
+)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything that decides the simulator's answers apart from the request and the seed."""
+
+    name: str
+    models: dict[str, ModelTraits]
+    faults: FaultRates = field(default_factory=FaultRates)
+    surgical_fix_rate: float = 0.95  # a slice prompt balances the item's options this often
+    surgical_drift_rate: float = 0.03  # ...and moves the answer it was told to keep this often
+    rules: QuizRules = field(default_factory=QuizRules)
+    retry_after_s: float = 1.0  # Retry-After of a simulated 429, scaled by the latency scale
+    slow_extra_s: float = 5.0  # extra delay of a "slow" fault, scaled by the latency scale
+
+    def traits(self, model: str) -> ModelTraits:
+        """The traits of a served model (callers check membership first)."""
+        return self.models[model]
+
+    def with_faults(self, **rates: float) -> Profile:
+        """This profile with some fault rates replaced (e.g. ``rate_limited=1.0``)."""
+        return replace(self, faults=replace(self.faults, **rates))
+
+
+def _unbiased(traits: dict[str, ModelTraits]) -> dict[str, ModelTraits]:
+    return {name: replace(t, imbalance_rate=0.0, position_skew_rate=0.0) for name, t in traits.items()}
+
+
+PROFILES: dict[str, Profile] = {
+    "realistic": Profile("realistic", MODEL_TRAITS),
+    "perfect": Profile("perfect", _unbiased(MODEL_TRAITS), surgical_fix_rate=1.0, surgical_drift_rate=0.0),
+    "chaos": Profile("chaos", MODEL_TRAITS, faults=CHAOS_FAULTS),
+}
+
+
+def get_profile(name: str, rules: QuizRules | None = None) -> Profile:
+    """The named profile, optionally judged against non-default quiz thresholds."""
+    if name not in PROFILES:
+        raise UnknownProfileError(name, tuple(PROFILES))
+    profile = PROFILES[name]
+    return replace(profile, rules=rules) if rules is not None else profile
