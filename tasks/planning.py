@@ -1,0 +1,180 @@
+"""Planning the next attempt: build its prompt(s), refuse repeats, and estimate its cost for the budget.
+
+Pure functions of the job state and policy; ``tasks.engine.next_action`` strings them together.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+
+from contracts.contract import Contract
+from contracts.examples import AcceptedOutput, Example, choose_example, estimate_tokens
+from tasks.calls import ModelCall
+from tasks.job import ExampleInfo, JobState, RunFull, RunSurgical
+from tasks.policy import Policy, Step, StepContext
+from tasks.prompts import Messages, redact_messages, retry_messages, task_messages
+from tasks.surgery import slice_prompt, slice_value, targets_for
+from tasks.trace import SkipRecord
+
+RAW_FEEDBACK_CHARS = 2000  # how much of an unparseable previous output a retry prompt quotes
+
+
+def fingerprint(call: ModelCall) -> str:
+    """A digest of (model, schema, messages): equal digests mean a byte-identical prompt to one model."""
+    payload = json.dumps([call.model, call.schema_name, call.messages], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def step_context(state: JobState) -> StepContext:
+    """The view of the state a step's ``when``/``target`` callables receive."""
+    best = state.best
+    return StepContext(
+        failures=tuple(best.failures if best else state.last_failures),
+        output=best.output if best else None,
+        attempts_made=len(state.attempts),
+        spent_usd=state.spent_usd,
+    )
+
+
+def plan_full(
+    state: JobState,
+    policy: Policy,
+    index: int,
+    contract: Contract,
+    accepted: Sequence[AcceptedOutput],
+    secrets: Sequence[str],
+) -> RunFull | SkipRecord:
+    """The next full attempt for step ``index``, or why it is skipped."""
+    step = policy.steps[index]
+    if not step.holds(step_context(state)):
+        return SkipRecord(
+            step=step.label(index), step_index=index, reason="its 'when' condition does not hold"
+        )
+    example = _example(state, policy, contract, accepted)
+    messages = redact_messages(_full_messages(state, policy, step, contract, example), secrets)
+    call = ModelCall(
+        model=step.model,
+        messages=messages,
+        schema_name=contract.name,
+        json_schema=contract.response_schema(),
+        reasoning_effort=step.reasoning_effort,
+        max_completion_tokens=state.spec.options.max_completion_tokens,
+    )
+    digest = fingerprint(call)
+    if digest in state.sent:
+        reason = f"an identical prompt was already sent to {step.model} in this job"
+        return SkipRecord(step=step.label(index), step_index=index, reason=reason)
+    info = (
+        ExampleInfo(tier=example.tier, tokens=example.tokens, truncated=example.truncated)
+        if example
+        else None
+    )
+    return RunFull(
+        n=len(state.attempts) + 1,
+        step_index=index,
+        step=step.label(index),
+        call=call,
+        fingerprint=digest,
+        example=info,
+    )
+
+
+def _example(
+    state: JobState, policy: Policy, contract: Contract, accepted: Sequence[AcceptedOutput]
+) -> Example | None:
+    if not policy.examples:
+        return None
+    options = state.spec.options
+    if not state.attempts:
+        return choose_example(contract, [], budget_tokens=options.first_prompt_example_tokens)
+    failures = state.best.failures if state.best else state.last_failures
+    return choose_example(contract, failures, accepted, budget_tokens=options.retry_example_tokens)
+
+
+def _full_messages(
+    state: JobState, policy: Policy, step: Step, contract: Contract, example: Example | None
+) -> Messages:
+    instructions = step.instructions(contract.task_instructions())
+    source = state.spec.source
+    if not state.attempts or not policy.feedback:
+        return task_messages(instructions, source, example)
+    if state.best is not None:
+        return retry_messages(instructions, source, state.best.output, state.best.failures, example)
+    if state.last_raw is not None:
+        previous = state.last_raw[:RAW_FEEDBACK_CHARS]
+        return retry_messages(instructions, source, previous, state.last_failures, example)
+    return task_messages(instructions, source, example)
+
+
+def plan_surgical(
+    state: JobState, policy: Policy, index: int, contract: Contract, secrets: Sequence[str]
+) -> RunSurgical | SkipRecord:
+    """The next surgical step for ``index`` (one call per target), or why it is skipped."""
+    step = policy.steps[index]
+    label = step.label(index)
+    best = state.best
+    if best is None:
+        return SkipRecord(step=label, step_index=index, reason="no parseable output to repair")
+    ctx = step_context(state)
+    if not step.holds(ctx):
+        reason = f"its 'when' condition does not hold ({len(ctx.failures)} failure(s); surgery needs 1..{step.max_failures}, all targetable)"
+        return SkipRecord(step=label, step_index=index, reason=reason)
+    calls, values, digests = {}, {}, []
+    for target in targets_for(step, ctx):
+        messages = slice_prompt(contract, step, state.spec.source, best.output, target, best.failures)
+        call = ModelCall(
+            model=step.model,
+            messages=redact_messages(messages, secrets),
+            schema_name=f"{contract.name}_slice",
+            json_schema=contract.slice_schema(best.output, target),
+            reasoning_effort=step.reasoning_effort,
+            max_completion_tokens=state.spec.options.max_completion_tokens,
+        )
+        digest = fingerprint(call)
+        if digest not in state.sent:
+            calls[target], values[target] = call, slice_value(best.output, target)
+            digests.append(digest)
+    if not calls:
+        reason = f"every slice prompt was already sent to {step.model} in this job (no progress to build on)"
+        return SkipRecord(step=label, step_index=index, reason=reason)
+    return RunSurgical(
+        n=len(state.attempts) + 1,
+        step_index=index,
+        step=label,
+        model=step.model,
+        reasoning_effort=step.reasoning_effort,
+        calls=calls,
+        sent_values=values,
+        fingerprints=digests,
+        preserve=list(step.preserve),
+    )
+
+
+def estimate_cost_usd(state: JobState, action: RunFull | RunSurgical) -> float | None:
+    """The expected cost of an action from the price table and observed token counts (None: unknown price)."""
+    calls = [action.call] if isinstance(action, RunFull) else list(action.calls.values())
+    price = state.spec.options.prices.get(calls[0].model)
+    if price is None:
+        return None
+    input_tokens = sum(estimate_tokens("".join(m["content"] for m in c.messages)) for c in calls)
+    output_tokens = _expected_output_tokens(state, action)
+    return (input_tokens * price.input_per_1m_usd + output_tokens * price.output_per_1m_usd) / 1_000_000
+
+
+def _expected_output_tokens(state: JobState, action: RunFull | RunSurgical) -> float:
+    # output_tokens include reasoning tokens (OpenAI's completion_tokens), so scale the visible size.
+    full = [a.usage.output_tokens for a in state.attempts if a.mode == "full" and a.usage.output_tokens]
+    if isinstance(action, RunFull) and full:
+        return float(max(full))
+    ratio = _visible_ratio(state)
+    if isinstance(action, RunFull):
+        return (estimate_tokens(json.dumps(state.best.output)) if state.best else 0) / ratio
+    return sum(estimate_tokens(json.dumps(v)) for v in action.sent_values.values()) / ratio
+
+
+def _visible_ratio(state: JobState) -> float:
+    output = sum(a.usage.output_tokens for a in state.attempts)
+    reasoning = sum(a.usage.reasoning_tokens for a in state.attempts)
+    return max(0.05, (output - reasoning) / output) if output else 1.0

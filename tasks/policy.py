@@ -1,0 +1,275 @@
+"""Retry policies: the ordered chain of full and surgical steps a job may take to satisfy its contract.
+
+A policy is defined in Python (``Policy``/``Step`` with callables for ``when``, ``target`` and
+``prompt``) or declaratively in YAML (``settings.policies`` or a file), and is checked when it is
+built: an invalid policy raises ``PolicyError`` naming the step and the field.
+
+Errors of this module::
+
+    PolicyError(ValueError)      the policy cannot be used; .policy, .step (index or None), .field, .problem
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import yaml
+
+from config.settings import Settings
+from contracts.failure import Failure
+from tasks.calls import ReasoningEffort
+
+Mode = Literal["full", "surgical"]
+TargetRule = Literal["failures", "parent"]
+
+DEFAULT_MODEL = "gpt-5-nano"
+DEFAULT_MAX_FAILURES = 4
+_STEP_KEYS = frozenset(
+    {"mode", "model", "reasoning_effort", "max_failures", "target", "preserve", "prompt", "name"}
+)
+_POLICY_KEYS = frozenset(
+    {
+        "description",
+        "steps",
+        "feedback",
+        "examples",
+        "max_attempts",
+        "budget_usd",
+        "model",
+        "reasoning_effort",
+    }
+)
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; the message names the policy, the step and the field."""
+
+    def __init__(self, policy: str, step: int | None, field_name: str, problem: str) -> None:
+        self.policy = policy
+        self.step = step
+        self.field = field_name
+        self.problem = problem
+        where = f"step {step + 1}" if step is not None else "policy"
+        super().__init__(f"policy {policy!r}, {where}, field {field_name!r}: {problem}")
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """What a ``when`` or ``target`` callable may look at: the standing output and its failures."""
+
+    failures: tuple[Failure, ...]
+    output: Any
+    attempts_made: int
+    spent_usd: float
+
+
+WhenFn = Callable[[StepContext], bool]
+TargetFn = Callable[[StepContext], Sequence[str]]
+PromptFn = Callable[[str], str]  # receives the default system instructions, returns the step's own
+
+
+@dataclass(frozen=True)
+class Step:
+    """One link of the chain: a full regeneration, or a surgical regeneration of failing paths."""
+
+    mode: Mode
+    model: str = DEFAULT_MODEL
+    reasoning_effort: ReasoningEffort | None = "low"
+    when: WhenFn | None = None
+    target: TargetRule | TargetFn = "failures"
+    preserve: tuple[str, ...] = ()
+    prompt: str | PromptFn | None = None
+    max_failures: int = DEFAULT_MAX_FAILURES
+    name: str | None = None
+
+    def label(self, index: int) -> str:
+        """A short stable name for traces: the given name, or ``<index>:<mode>:<model>``."""
+        return self.name or f"{index + 1}:{self.mode}:{self.model}"
+
+    def instructions(self, default: str) -> str:
+        """The system instructions this step sends: its own prompt, or the default."""
+        if self.prompt is None:
+            return default
+        if isinstance(self.prompt, str):
+            return self.prompt
+        return self.prompt(default)
+
+    def holds(self, ctx: StepContext) -> bool:
+        """Whether this step should run now (full steps always; surgical by ``when`` or the default)."""
+        if self.when is not None:
+            return bool(self.when(ctx))
+        if self.mode == "full":
+            return True
+        errors = [f for f in ctx.failures if f.severity == "error"]
+        return 0 < len(errors) <= self.max_failures and all(f.targetable for f in errors)
+
+
+@dataclass(frozen=True)
+class Policy:
+    """An ordered, bounded chain of steps, with feedback/example switches and an optional budget."""
+
+    name: str
+    steps: tuple[Step, ...]
+    feedback: bool = True
+    examples: bool = True
+    max_attempts: int | None = None
+    budget_usd: float | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        _check_policy(self)
+
+    @property
+    def attempt_cap(self) -> int:
+        """How many attempts the chain may make at most (``max_attempts`` or one per step)."""
+        return self.max_attempts if self.max_attempts is not None else len(self.steps)
+
+
+def _check_policy(policy: Policy) -> None:
+    if not policy.steps:
+        raise PolicyError(policy.name, None, "steps", "a policy needs at least one step")
+    if policy.max_attempts is not None and (
+        isinstance(policy.max_attempts, bool) or not isinstance(policy.max_attempts, int)
+    ):
+        raise PolicyError(policy.name, None, "max_attempts", "must be an integer")
+    if policy.max_attempts is not None and policy.max_attempts < 1:
+        raise PolicyError(
+            policy.name, None, "max_attempts", f"must be >= 1 (1 = one try), got {policy.max_attempts}"
+        )
+    if policy.budget_usd is not None and not policy.budget_usd > 0:
+        raise PolicyError(policy.name, None, "budget_usd", f"must be > 0, got {policy.budget_usd}")
+    if policy.steps[0].mode != "full":
+        raise PolicyError(policy.name, 0, "mode", "the first step must be 'full' (nothing to repair yet)")
+    for index, step in enumerate(policy.steps):
+        _check_step(policy.name, index, step)
+
+
+def _check_step(policy: str, index: int, step: Step) -> None:
+    if step.mode not in get_args(Mode):
+        raise PolicyError(policy, index, "mode", f"must be 'full' or 'surgical', got {step.mode!r}")
+    if not isinstance(step.model, str) or not step.model.strip():
+        raise PolicyError(policy, index, "model", "must be a non-empty model name")
+    if step.reasoning_effort is not None and step.reasoning_effort not in get_args(ReasoningEffort):
+        raise PolicyError(
+            policy,
+            index,
+            "reasoning_effort",
+            f"must be one of {get_args(ReasoningEffort)}, got {step.reasoning_effort!r}",
+        )
+    if not callable(step.target) and step.target not in get_args(TargetRule):
+        raise PolicyError(policy, index, "target", f"must be 'failures' or 'parent', got {step.target!r}")
+    if isinstance(step.max_failures, bool) or not isinstance(step.max_failures, int) or step.max_failures < 1:
+        raise PolicyError(
+            policy, index, "max_failures", f"must be an integer >= 1, got {step.max_failures!r}"
+        )
+    if step.when is not None and not callable(step.when):
+        raise PolicyError(policy, index, "when", "must be callable")
+    if step.prompt is not None and not (isinstance(step.prompt, str) or callable(step.prompt)):
+        raise PolicyError(policy, index, "prompt", "must be a string or a callable")
+    for pattern in step.preserve:
+        if not isinstance(pattern, str) or not pattern:
+            raise PolicyError(
+                policy, index, "preserve", f"patterns must be non-empty strings, got {pattern!r}"
+            )
+
+
+def load_policy(name_or_path: str | None, settings: Settings) -> Policy:
+    """Load a policy by name from ``settings.policies``, or from a YAML file path."""
+    name = name_or_path or settings.default_policy
+    if name in settings.policies:
+        return policy_from_mapping(name, settings.policies[name], settings)
+    path = Path(name)
+    if path.suffix in (".yaml", ".yml") or path.is_file():
+        return _policy_from_file(path, settings)
+    known = ", ".join(sorted(settings.policies)) or "none"
+    raise PolicyError(name, None, "name", f"no such policy (configured: {known}) and no such file")
+
+
+def _policy_from_file(path: Path, settings: Settings) -> Policy:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise PolicyError(str(path), None, "file", f"cannot read: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise PolicyError(str(path), None, "file", f"not valid YAML: {' '.join(str(exc).split())}") from exc
+    return policy_from_mapping(path.stem, data, settings)
+
+
+def policy_from_mapping(name: str, data: Any, settings: Settings) -> Policy:
+    """Build a policy from its declarative form (a mapping as in config/defaults.yaml)."""
+    if not isinstance(data, Mapping):
+        raise PolicyError(name, None, "policy", f"must be a mapping, got {type(data).__name__}")
+    unknown = sorted(set(data) - _POLICY_KEYS)
+    if unknown:
+        raise PolicyError(
+            name, None, unknown[0], f"unknown field (allowed: {', '.join(sorted(_POLICY_KEYS))})"
+        )
+    steps = _steps_from(name, data, settings)
+    return Policy(
+        name=name,
+        steps=steps,
+        feedback=_bool(name, data, "feedback", True),
+        examples=_bool(name, data, "examples", True),
+        max_attempts=data.get("max_attempts"),
+        budget_usd=_budget(name, data.get("budget_usd", settings.budget_usd)),
+        description=str(data.get("description", "")),
+    )
+
+
+def _steps_from(name: str, data: Mapping[str, Any], settings: Settings) -> tuple[Step, ...]:
+    raw_steps = data.get("steps")
+    if raw_steps is None:
+        # A policy without steps: one try plus settings.max_retries full retries of one model.
+        base = {"mode": "full", "model": data.get("model", DEFAULT_MODEL)}
+        if "reasoning_effort" in data:
+            base["reasoning_effort"] = data["reasoning_effort"]
+        raw_steps = [base] * (1 + settings.max_retries)
+    if not isinstance(raw_steps, list):
+        raise PolicyError(name, None, "steps", "must be a list of steps")
+    return tuple(_step_from(name, index, raw) for index, raw in enumerate(raw_steps))
+
+
+def _step_from(policy: str, index: int, raw: Any) -> Step:
+    if not isinstance(raw, Mapping):
+        raise PolicyError(policy, index, "step", f"must be a mapping, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - _STEP_KEYS)
+    if unknown:
+        raise PolicyError(
+            policy, index, unknown[0], f"unknown field (allowed: {', '.join(sorted(_STEP_KEYS))})"
+        )
+    if "mode" not in raw:
+        raise PolicyError(policy, index, "mode", "is required ('full' or 'surgical')")
+    preserve = raw.get("preserve", [])
+    if not isinstance(preserve, list):
+        raise PolicyError(policy, index, "preserve", "must be a list of JSON-Pointer patterns")
+    prompt = raw.get("prompt")
+    if prompt is not None and not isinstance(prompt, str):
+        raise PolicyError(policy, index, "prompt", "must be a string")
+    return Step(
+        mode=raw["mode"],
+        model=raw.get("model", DEFAULT_MODEL),
+        reasoning_effort=raw.get("reasoning_effort", "low"),
+        target=raw.get("target", "failures"),
+        preserve=tuple(preserve),
+        prompt=prompt,
+        max_failures=raw.get("max_failures", DEFAULT_MAX_FAILURES),
+        name=raw.get("name"),
+    )
+
+
+def _bool(policy: str, data: Mapping[str, Any], key: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise PolicyError(policy, None, key, f"must be true or false, got {value!r}")
+    return value
+
+
+def _budget(policy: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise PolicyError(policy, None, "budget_usd", f"must be a number, got {value!r}")
+    return float(value)

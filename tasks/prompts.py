@@ -1,0 +1,142 @@
+"""Prompt text for every attempt: task, byte-deterministic retry with feedback, surgical slice; redaction.
+
+Every builder is a pure function of its inputs, so equal inputs give byte-identical prompts (the
+engine relies on that to never send the same prompt to the same model twice). The tags follow the
+"Prompt format" section of docs/architecture.md, which the simulator reads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from contracts.examples import Example
+from contracts.failure import Failure
+
+DELTA_INSTRUCTION = "Fix only these problems; keep everything else unchanged."
+REDACTED = "[REDACTED]"
+
+Messages = list[dict[str, str]]
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys; insertion order if keys cannot be sorted; ``repr`` if not JSON."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)
+    except TypeError:
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2)
+    except (TypeError, ValueError):
+        return repr(value)
+    except RecursionError:
+        return repr(value)
+
+
+def document_block(source: str) -> str:
+    """The source document, tagged (every prompt carries it)."""
+    return f"<document>\n{source}\n</document>"
+
+
+def example_block(example: Example | None) -> str:
+    """An example of the expected output, tagged and labelled as an example (empty if none)."""
+    if example is None:
+        return ""
+    note = " (shortened; [...cut] marks cuts)" if example.truncated else ""
+    return f"\n\n<example>\nAn example of the expected shape{note}:\n{example.text}\n</example>"
+
+
+def failure_lines(failures: Sequence[Failure]) -> str:
+    """One line per failure, ``- <pointer>: <message> [<code>]``, in the given order."""
+    return "\n".join(f"- {f.pointer or '/'}: {f.message} [{f.code}]" for f in failures)
+
+
+def task_messages(instructions: str, source: str, example: Example | None = None) -> Messages:
+    """The first (or feedback-free) prompt of a full attempt."""
+    return [
+        {"role": "system", "content": instructions},
+        {"role": "user", "content": document_block(source) + example_block(example)},
+    ]
+
+
+def retry_prompt(original: str, previous_output: Any, failures: Sequence[Failure]) -> str:
+    """The retry text: the original prompt verbatim, the previous output, its failures, the delta instruction."""
+    return (
+        f"{original}\n\n"
+        f"<previous_output>\n{canonical_json(previous_output)}\n</previous_output>\n\n"
+        f"<failures>\n{failure_lines(failures)}\n</failures>\n\n"
+        f"{DELTA_INSTRUCTION}"
+    )
+
+
+def retry_messages(
+    instructions: str,
+    source: str,
+    previous_output: Any,
+    failures: Sequence[Failure],
+    example: Example | None = None,
+) -> Messages:
+    """A full attempt with feedback: the task prompt's user text made into a retry prompt."""
+    original = document_block(source)
+    return [
+        {"role": "system", "content": instructions},
+        {
+            "role": "user",
+            "content": retry_prompt(original, previous_output, failures) + example_block(example),
+        },
+    ]
+
+
+def slice_instructions(title: str) -> str:
+    """Default system instructions for a surgical slice."""
+    return (
+        f"You repair one part of a {title} that failed its checks. You are given the part (the slice), "
+        "the item around it, the relevant source excerpt, what is wrong, and invariants that must hold. "
+        'Reply with JSON {"value": <the corrected slice>}: the same shape as the slice, every invariant kept, '
+        "grounded in the document. Change nothing that is not needed to fix the listed problems."
+    )
+
+
+def slice_messages(
+    instructions: str,
+    source: str,
+    pointer: str,
+    slice_value: Any,
+    context: dict[str, Any],
+    excerpt: str | None,
+    failures: Sequence[Failure],
+    invariants: Sequence[str],
+) -> Messages:
+    """One surgical slice prompt: slice, parent context, source excerpt, failures, invariants."""
+    parent_pointer = str(context.get("parent_pointer", ""))
+    invariant_text = "\n".join(f"- {line}" for line in invariants) or "- (none)"
+    user = (
+        f"{document_block(source)}\n\n"
+        f'<slice pointer="{pointer}">{canonical_json(slice_value)}</slice>\n\n'
+        f'<context pointer="{parent_pointer}">{canonical_json(context.get("parent"))}</context>\n\n'
+        f"<source_excerpt>{excerpt or ''}</source_excerpt>\n\n"
+        f"<failures>\n{failure_lines(failures)}\n</failures>\n\n"
+        f"<invariants>\n{invariant_text}\n</invariants>\n\n"
+        f"{DELTA_INSTRUCTION}"
+    )
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
+
+
+def invariant_lines(pointer: str, preserved: Sequence[tuple[str, Any]]) -> list[str]:
+    """Preserve rules stated as invariants: ``<pointer> must stay <value>`` for each preserved path."""
+    return [f"{path} must stay exactly {canonical_json(value)}" for path, value in preserved]
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    """``text`` with every secret replaced by ``[REDACTED]`` (longest first, so overlaps go whole)."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact_messages(messages: Messages, secrets: Sequence[str]) -> Messages:
+    """Messages with secrets redacted from every content string."""
+    if not secrets:
+        return messages
+    return [{**m, "content": redact(m["content"], secrets)} for m in messages]

@@ -1,0 +1,57 @@
+"""The in-process driver of the engine: calls the model for each action, slices in a thread pool.
+
+Used by ``suture generate --inline``, tests and benchmarks; the Celery tasks drive the same step
+functions across processes. ``caller`` is any ``Callable[[ModelCall], ModelReply]`` (normally the
+model client's ``.call``); it must not raise for a failed call but return a reply with ``error``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from config.settings import Settings
+from contracts.examples import AcceptedOutput
+from tasks.calls import ModelCall, ModelReply
+from tasks.engine import Finish, JobSpec, RunFull, apply_full, apply_surgical, next_action, result, start
+from tasks.policy import Policy
+
+Caller = Callable[[ModelCall], ModelReply]
+ResultCallback = Callable[[dict[str, Any]], None]
+MAX_SLICE_THREADS = 16
+
+
+def run_inline(
+    spec: JobSpec,
+    policy: Policy,
+    caller: Caller,
+    settings: Settings,
+    *,
+    accepted: Sequence[AcceptedOutput] = (),
+    on_result: ResultCallback | None = None,
+) -> dict[str, Any]:
+    """Run one job to its end in this process and return its result; ``on_result`` fires exactly once."""
+    secrets = settings.secrets()
+    state = start(spec)
+    while True:
+        action = next_action(state, policy, accepted=accepted, secrets=secrets)
+        if isinstance(action, Finish):
+            break
+        if isinstance(action, RunFull):
+            state = apply_full(state, action, caller(action.call))
+        else:
+            state = apply_surgical(state, action, _call_all(caller, action.calls))
+    final = result(state, action)
+    if on_result is not None:
+        on_result(final)
+    return final
+
+
+def _call_all(caller: Caller, calls: dict[str, ModelCall]) -> dict[str, ModelReply]:
+    if len(calls) == 1:
+        ((pointer, call),) = calls.items()
+        return {pointer: caller(call)}
+    with ThreadPoolExecutor(max_workers=min(MAX_SLICE_THREADS, len(calls))) as pool:
+        futures = {pointer: pool.submit(caller, call) for pointer, call in calls.items()}
+        return {pointer: future.result() for pointer, future in futures.items()}

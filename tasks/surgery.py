@@ -1,0 +1,99 @@
+"""Surgical repair: which paths to regenerate, the slice prompt for each, and reading the slice replies.
+
+A target is a JSON Pointer whose value is regenerated alone. With ``target: parent`` a failing
+path is widened to its enclosing list item (``/questions/3/options`` -> ``/questions/3``), so the
+model sees and may fix the whole question while the preserve rules pin what must not change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from contracts.contract import Contract
+from contracts.failure import Failure
+from contracts.pointer import exists, expand, format_pointer, get, is_prefix, join, parent, parse_pointer
+from tasks.policy import Step, StepContext
+from tasks.prompts import Messages, invariant_lines, slice_instructions, slice_messages
+
+
+def targets_for(step: Step, ctx: StepContext) -> list[str]:
+    """The pointers a surgical step regenerates, de-duplicated, none nested inside another."""
+    if callable(step.target):
+        raw = list(step.target(ctx))
+    elif step.target == "parent":
+        raw = [enclosing_item(f.pointer) for f in ctx.failures if f.targetable]
+    else:
+        raw = [f.pointer for f in ctx.failures if f.targetable]
+    unique = sorted(set(raw), key=lambda p: (len(parse_pointer(p)), p))
+    kept: list[str] = []
+    for pointer in unique:
+        if not any(is_prefix(outer, pointer) for outer in kept):
+            kept.append(pointer)
+    return sorted(kept, key=_pointer_sort_key)
+
+
+def enclosing_item(pointer: str) -> str:
+    """The pointer of the nearest enclosing list item (``/questions/3/options/1`` -> ``/questions/3``)."""
+    tokens = parse_pointer(pointer)
+    for index in range(len(tokens) - 1, -1, -1):
+        if tokens[index].isdigit():
+            return format_pointer(tokens[: index + 1])
+    return parent(pointer) if len(tokens) > 1 else pointer
+
+
+def _pointer_sort_key(pointer: str) -> list[tuple[int, int | str]]:
+    # Numeric tokens sort as numbers, so /questions/10 comes after /questions/9.
+    return [(0, int(t)) if t.isdigit() else (1, t) for t in parse_pointer(pointer)]
+
+
+def failures_at(target: str, failures: Sequence[Failure]) -> list[Failure]:
+    """The failures at or under ``target``."""
+    return [f for f in failures if is_prefix(target, f.pointer)]
+
+
+def preserved_paths(output: Any, target: str, patterns: Sequence[str]) -> list[tuple[str, Any]]:
+    """The (pointer, current value) pairs under ``target`` that preserve patterns pin."""
+    found: dict[str, Any] = {}
+    for pattern in patterns:
+        absolute = pattern if pattern.startswith("/") else join(target, pattern)
+        for pointer in expand(output, absolute):
+            if is_prefix(target, pointer) and exists(output, pointer):
+                found[pointer] = get(output, pointer)
+    return sorted(found.items(), key=lambda item: _pointer_sort_key(item[0]))
+
+
+def slice_value(output: Any, target: str) -> Any:
+    """The current value at ``target`` (None if the key is missing, e.g. a schema_missing failure)."""
+    return get(output, target) if exists(output, target) else None
+
+
+def slice_prompt(
+    contract: Contract, step: Step, source: str, output: Any, target: str, failures: Sequence[Failure]
+) -> Messages:
+    """The slice prompt for one target: slice, context, excerpt, its failures, preserve invariants."""
+    invariants = invariant_lines(target, preserved_paths(output, target, step.preserve))
+    return slice_messages(
+        step.instructions(slice_instructions(contract.title)),
+        source,
+        target,
+        slice_value(output, target),
+        contract.slice_context(output, target),
+        contract.source_excerpt(output, target),
+        failures_at(target, failures),
+        invariants,
+    )
+
+
+def read_slice_reply(text: str | None) -> tuple[Any, str | None]:
+    """The ``value`` of a slice reply ``{"value": ...}``, or (_, problem) if it is not one."""
+    if not text or not text.strip():
+        return None, "empty reply"
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return None, f"not JSON: {exc}"
+    if not isinstance(data, dict) or "value" not in data:
+        return None, 'not an object with a "value" key'
+    return data["value"], None

@@ -1,0 +1,111 @@
+"""The per-attempt trace records and the stable job result schema built from them.
+
+The result schema (docs/architecture.md, "Job result schema") is read by tools outside the
+project: keys are only ever added, never renamed or removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from contracts.failure import Failure
+from tasks.calls import Usage
+
+Status = Literal["delivered", "soft_delivered", "refused", "failed"]
+Outcome = Literal["valid", "improved", "no_better", "unparseable", "refused", "transport_error"]
+
+
+class SliceRecord(BaseModel):
+    """One surgical slice: what was sent for a pointer, what came back, and whether it was applied."""
+
+    pointer: str
+    sent: Any = None
+    received: Any = None
+    status: Literal["applied", "rolled_back", "unparseable", "refused", "transport_error", "not_improving"]
+    detail: str | None = None
+    prompt: list[dict[str, str]] | None = None
+
+
+class AttemptRecord(BaseModel):
+    """One attempt of a job (a full call, or one surgical step with all its slices)."""
+
+    n: int
+    step: str
+    step_index: int
+    mode: Literal["full", "surgical"]
+    model: str
+    reasoning_effort: str | None
+    targets: list[str] = Field(default_factory=list)
+    slices: list[SliceRecord] = Field(default_factory=list)
+    patch: list[dict[str, Any]] = Field(default_factory=list)
+    rolled_back: list[str] = Field(default_factory=list)
+    failures: list[Failure] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = None
+    latency_ms: float = 0.0
+    transport_retries: int = 0
+    example_tier: int | None = None
+    example_tokens: int | None = None
+    example_truncated: bool | None = None
+    outcome: Outcome
+    error: str | None = None
+    prompt: list[dict[str, str]] | None = None
+
+    def public(self) -> dict[str, Any]:
+        """The record in the result schema (failures in their four-key public form)."""
+        data = self.model_dump(mode="json", exclude={"failures", "usage"})
+        data["failures"] = [f.public() for f in self.failures]
+        data["usage"] = usage_dict(self.usage)
+        return data
+
+
+class SkipRecord(BaseModel):
+    """A step the chain did not run, and why (``when`` false, identical prompt, ...)."""
+
+    step: str
+    step_index: int
+    reason: str
+
+
+def usage_dict(usage: Usage) -> dict[str, int]:
+    """Usage in the result schema's key names."""
+    return {
+        "input_tokens": usage.input_tokens,
+        "cached_input_tokens": usage.cached_input_tokens,
+        "output_tokens": usage.output_tokens,
+        "reasoning_tokens": usage.reasoning_tokens,
+    }
+
+
+def build_result(
+    *,
+    job_id: str,
+    status: Status,
+    reason: str,
+    output: Any,
+    failures: list[Failure],
+    attempts: list[AttemptRecord],
+    skipped: list[SkipRecord],
+    simulated: bool,
+) -> dict[str, Any]:
+    """The job result: status, output (None unless delivered or soft-delivered), failures, attempts, totals."""
+    total = Usage()
+    for attempt in attempts:
+        total = total + attempt.usage
+    costs = [a.cost_usd for a in attempts]
+    known_cost = None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 8)
+    return {
+        "job_id": job_id,
+        "status": status,
+        "reason": reason,
+        "output": output if status in ("delivered", "soft_delivered") else None,
+        "failures": [f.public() for f in failures],
+        "attempts": [a.public() for a in attempts],
+        "skipped": [s.model_dump(mode="json") for s in skipped],
+        "usage": usage_dict(total),
+        "cost_usd": known_cost,
+        "latency_ms": round(sum(a.latency_ms for a in attempts), 3),
+        "simulated": simulated,
+    }

@@ -1,0 +1,118 @@
+"""Retry policies from YAML and Python: loaded, bounded, and rejected with the step and field named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from config.settings import Settings, load_settings
+from contracts.failure import Failure
+from tasks.policy import Policy, PolicyError, Step, StepContext, load_policy, policy_from_mapping
+
+
+@pytest.fixture(scope="module")
+def settings() -> Settings:
+    return load_settings()
+
+
+def test_default_policy_loads_from_settings(settings: Settings) -> None:
+    policy = load_policy(None, settings)
+    assert policy.name == "default"
+    assert [s.mode for s in policy.steps] == ["full", "surgical", "surgical", "full", "surgical", "surgical"]
+    assert [s.model for s in policy.steps][:3] == ["gpt-5-nano", "gpt-5-nano", "gpt-5-mini"]
+    assert policy.steps[1].preserve == ("correct_answer_text",)
+    assert policy.attempt_cap == len(policy.steps)
+
+
+def test_policy_loads_from_a_yaml_file(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text("feedback: false\nmax_attempts: 2\nsteps:\n  - {mode: full, model: gpt-5-mini}\n")
+    policy = load_policy(str(path), settings)
+    assert (policy.name, policy.feedback, policy.max_attempts) == ("mine", False, 2)
+    assert policy.steps[0].model == "gpt-5-mini"
+
+
+@pytest.mark.parametrize("retries", [0, 2, 5])
+def test_a_policy_without_steps_gets_max_retries_full_retries(retries: int) -> None:
+    settings = load_settings(overrides={"max_retries": retries})
+    policy = policy_from_mapping("plain", {"model": "gpt-5-mini"}, settings)
+    assert len(policy.steps) == 1 + retries
+    assert {s.model for s in policy.steps} == {"gpt-5-mini"}
+
+
+@pytest.mark.parametrize(
+    ("data", "step", "field"),
+    [
+        ({"steps": [{"mode": "full"}, {"mode": "sideways"}]}, "step 2", "mode"),
+        ({"steps": [{"mode": "full", "reasoning_effort": "extreme"}]}, "step 1", "reasoning_effort"),
+        ({"steps": [{"mode": "full"}, {"mode": "surgical", "target": "everything"}]}, "step 2", "target"),
+        ({"steps": [{"mode": "full"}, {"mode": "surgical", "max_failures": 0}]}, "step 2", "max_failures"),
+        ({"steps": [{"mode": "full"}, {"mode": "surgical", "preserve": "x"}]}, "step 2", "preserve"),
+        ({"steps": [{"mode": "full", "colour": "red"}]}, "step 1", "colour"),
+        ({"steps": [{"model": "gpt-5-nano"}]}, "step 1", "mode"),
+        ({"steps": [{"mode": "surgical"}]}, "step 1", "mode"),
+        ({"steps": [{"mode": "full", "model": ""}]}, "step 1", "model"),
+        ({"steps": []}, "policy", "steps"),
+        ({"steps": [{"mode": "full"}], "max_attempts": 0}, "policy", "max_attempts"),
+        ({"steps": [{"mode": "full"}], "max_attempts": -1}, "policy", "max_attempts"),
+        ({"steps": [{"mode": "full"}], "budget_usd": 0}, "policy", "budget_usd"),
+        ({"steps": [{"mode": "full"}], "feedback": "yes"}, "policy", "feedback"),
+        ({"steps": [{"mode": "full"}], "retries": 3}, "policy", "retries"),
+        (["not", "a", "mapping"], "policy", "policy"),
+    ],
+)
+def test_invalid_policies_are_rejected_naming_step_and_field(
+    settings: Settings, data: Any, step: str, field: str
+) -> None:
+    with pytest.raises(PolicyError) as caught:
+        policy_from_mapping("bad", data, settings)
+    assert f"{step}, field {field!r}" in str(caught.value)
+    assert caught.value.field == field
+
+
+def test_unknown_policy_name_lists_the_configured_ones(settings: Settings) -> None:
+    with pytest.raises(PolicyError, match="configured: default, full-only"):
+        load_policy("nope", settings)
+
+
+def test_invalid_yaml_file_is_a_policy_error(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("steps: [unclosed\n")
+    with pytest.raises(PolicyError, match="not valid YAML"):
+        load_policy(str(path), settings)
+
+
+def _failure(kind: Any = "rule", pointer: str = "/questions/1/options") -> Failure:
+    return Failure(kind=kind, pointer=pointer, code="c", message="m")
+
+
+@pytest.mark.parametrize(
+    ("failures", "holds"),
+    [
+        ([_failure()] * 2, True),
+        ([_failure()] * 3, False),  # more than max_failures
+        ([_failure(), _failure("rule", "/")], False),  # not all targetable
+        ([], False),  # nothing to repair
+    ],
+)
+def test_surgical_step_default_when(failures: list[Failure], holds: bool) -> None:
+    step = Step(mode="surgical", max_failures=2)
+    ctx = StepContext(failures=tuple(failures), output={}, attempts_made=1, spent_usd=0.0)
+    assert step.holds(ctx) is holds
+
+
+def test_python_policies_take_callables_for_when_target_and_prompt() -> None:
+    step = Step(
+        mode="surgical",
+        when=lambda ctx: ctx.attempts_made < 3,
+        target=lambda ctx: ["/questions/0"],
+        prompt=lambda default: default + " Be brief.",
+    )
+    policy = Policy(name="py", steps=(Step(mode="full"), step))
+    ctx = StepContext(failures=(), output={}, attempts_made=1, spent_usd=0.0)
+    assert policy.steps[1].holds(ctx)
+    assert policy.steps[1].instructions("Repair.") == "Repair. Be brief."
+    with pytest.raises(PolicyError, match="field 'when'"):
+        Policy(name="py", steps=(Step(mode="full"), Step(mode="surgical", when="always")))  # type: ignore[arg-type]
