@@ -53,5 +53,7 @@ class ModelReply(BaseModel):
     cost_usd: float | None = None  # None = unknown price, never silently 0
     latency_ms: float = 0.0
     transport_retries: int = 0
+    # True when the endpoint declared itself a simulation (suture's simulator sends x-suture-simulated).
+    simulated: bool = False
     error: str | None = None
     error_kind: Literal["auth", "bad_request", "unavailable", "not_found"] | None = None

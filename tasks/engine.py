@@ -144,6 +144,7 @@ def apply_full(state: JobState, action: RunFull, reply: ModelReply) -> JobState:
     """Record a full attempt's reply: validate it, keep it if it is the best so far, decide if the job ends."""
     if _already_applied(state, action.n):
         return state
+    state = _note_simulation(state, [reply])
     contract = contract_for(state.spec)
     base = _advance(state, action.step_index, action.skipped, [action.fingerprint])
     record = full_record(action, reply, state.spec.options)
@@ -172,6 +173,7 @@ def apply_surgical(state: JobState, action: RunSurgical, replies: Mapping[str, M
     """Record a surgical step: splice the slices under preserve, re-validate the whole, keep it if better."""
     if _already_applied(state, action.n):
         return state
+    state = _note_simulation(state, list(replies.values()))
     best = state.best
     if best is None:
         raise EngineError(state.spec.job_id, f"surgical attempt {action.n} without an output to repair")
@@ -235,6 +237,13 @@ def result(state: JobState, action: Finish | None = None) -> dict[str, Any]:
         skipped=state.skipped,
         simulated=state.spec.simulated,
     )
+
+
+def _note_simulation(state: JobState, replies: list[ModelReply]) -> JobState:
+    """Mark the job simulated once any reply says it came from the simulator, whatever the config said."""
+    if state.spec.simulated or not any(r.simulated for r in replies):
+        return state
+    return state.model_copy(update={"spec": state.spec.model_copy(update={"simulated": True})})
 
 
 def _already_applied(state: JobState, n: int) -> bool:

@@ -45,6 +45,9 @@ NO_KEY_PLACEHOLDER = "sk-none"  # OpenAI-compatible servers that need no key sti
 MAX_DETAIL_CHARS = 300
 
 
+SIMULATION_HEADER = "x-suture-simulated"
+
+
 class ModelClientError(Exception):
     """Base of the model client's errors."""
 
@@ -78,6 +81,15 @@ class ModelClient:
         self._secrets = settings.secrets()
         self._sdk: openai.OpenAI | None = None
         self._lock = threading.Lock()
+        # Set once the endpoint has answered as a simulation; reports must then say "simulated".
+        self.simulated = False
+
+    def close(self) -> None:
+        """Close the HTTP connection pool (the client can still be used: it reconnects lazily)."""
+        with self._lock:
+            sdk, self._sdk = self._sdk, None
+        if sdk is not None:
+            sdk.close()
 
     def __repr__(self) -> str:
         return f"ModelClient(base_url={self._settings.openai_base_url or 'https://api.openai.com/v1'!r})"
@@ -108,8 +120,11 @@ class ModelClient:
         """One HTTP request; every failure is raised as a classified ``TransportFailure``."""
         sdk = self._client()
         try:
-            completion = sdk.chat.completions.create(**request_arguments(call, self._settings))
+            raw = sdk.chat.completions.with_raw_response.create(**request_arguments(call, self._settings))
+            completion = raw.parse()
             _ = completion.choices[0].message  # a body without a choice is a broken response
+            if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":
+                self.simulated = True
         except openai.APIStatusError as exc:
             raise classify_status(exc) from None
         except openai.APIConnectionError as exc:
@@ -152,6 +167,7 @@ class ModelClient:
             cost_usd=cost_usd(call.model, usage, self._settings.prices),
             latency_ms=(time.monotonic() - started) * 1000,
             transport_retries=retries,
+            simulated=self.simulated,
         )
 
     def _failed(self, call: ModelCall, failure: TransportFailure, started: float, retries: int) -> ModelReply:

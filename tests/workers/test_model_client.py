@@ -308,3 +308,18 @@ def test_simulator_refusals_of_the_request_are_terminal(
     reply = client.call(_call(model))
     # Then the reply is a terminal error of that kind, not retried
     assert (reply.error_kind, reply.transport_retries) == (kind, 0)
+
+
+def test_replies_say_simulated_only_when_the_endpoint_declares_it(
+    simulator: Callable[..., str], scripted_server: Callable[[list[Scripted]], ScriptedServer]
+) -> None:
+    # Given the simulator (which labels itself) and a scripted server (which does not)
+    sim_client = ModelClient(_settings(simulator(profile="perfect", latency_scale=0.0)))
+    plain_reply, _ = _run(scripted_server, [OK])
+    # When each answers one call
+    sim_reply = sim_client.call(_call())
+    sim_client.close()
+    # Then only the simulator's reply is marked simulated
+    assert sim_reply.error is None and sim_reply.simulated is True
+    assert sim_client.simulated is True
+    assert plain_reply.simulated is False
