@@ -1,0 +1,13 @@
+# Minimal image for docker-compose.yml: the suture package and its CLI, run as a non-root user.
+FROM python:3.11-slim
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY config ./config
+COPY contracts ./contracts
+COPY tasks ./tasks
+COPY workers ./workers
+RUN pip install --no-cache-dir . && useradd --create-home suture
+
+USER suture
+CMD ["suture", "worker"]
