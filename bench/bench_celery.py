@@ -1,0 +1,268 @@
+"""Benchmark: suture's Celery flow against bare Celery, measured in the same run on the same broker.
+
+    .venv/bin/python -m bench.bench_celery [--jobs 300] [--slow-jobs 1000] [--write]
+
+Three comparisons, each with real worker processes (threads pool) on a private redis-server and a
+scripted OpenAI-compatible model server (a simulation; see tests/fixtures/scripted_model.py):
+1. first-pass jobs/s with an instant model vs bare no-op task round trips/s;
+2. jobs with one surgical round of 3 slices vs a bare chord of 3 no-ops plus a callback;
+3. 1,000 jobs with a 1.0 s model latency vs the ideal 1000 x 1.0 s / calls in flight.
+``--write`` replaces the "## Distributed execution" section of docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from celery import chord
+
+from tests.fixtures.redis_server import RedisServer, free_port
+from tests.fixtures.scripted_model import ScriptedModel, document, start_scripted_model
+
+REPO = Path(__file__).resolve().parents[1]
+SECTION = "## Distributed execution"
+ROUNDS = 3
+
+if os.environ.get("SUTURE_BENCH_WORKER"):  # imported by `celery -A bench.bench_celery worker`
+    from workers.celery import app
+
+    @app.task(name="bench.noop", ignore_result=False)
+    def noop(*_: Any) -> None:
+        """A bare no-op task (the baseline)."""
+
+    @app.task(name="bench.callback", ignore_result=False)
+    def callback(results: list[Any]) -> int:
+        """A bare chord body."""
+        return len(results)
+
+
+class Bench:
+    """One private Redis, one scripted model, and workers started with suture's settings."""
+
+    def __init__(self, directory: Path, *, concurrency: int, workers: int) -> None:
+        self.redis = RedisServer(directory, free_port(), appendonly=False)
+        self.redis.start()
+        self.concurrency = concurrency
+        self.worker_count = workers
+        self.directory = directory
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.model: ScriptedModel | None = None
+
+    def start(self, model: ScriptedModel, *, concurrency: int | None = None) -> Any:
+        self.stop_workers()
+        workers = self.worker_count
+        self.model = model
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_", "SENTRY_"))}
+        env |= {
+            "SUTURE_BROKER_URL": self.redis.url,
+            "SUTURE_REDIS_URL": self.redis.url,
+            "SUTURE_RESULT_BACKEND": self.redis.url,
+            "OPENAI_BASE_URL": model.base_url,
+            "OPENAI_API_KEY": "sk-bench-not-a-real-key",
+            "SUTURE_BENCH_WORKER": "1",
+            "PYTHONPATH": str(REPO),
+        }
+        os.environ.update({k: v for k, v in env.items() if k.startswith(("SUTURE_", "OPENAI_"))})
+        for i in range(workers):
+            log = self.directory / f"worker{i}-{time.monotonic_ns()}.log"
+            command = [sys.executable, "-m", "celery", "-A", "bench.bench_celery", "worker", "-P", "threads"]
+            command += [
+                "-c",
+                str(concurrency or self.concurrency),
+                "-Q",
+                "suture.model,suture.control",
+                "-l",
+                "WARNING",
+            ]
+            command += ["-n", f"bench{i}@%h", "--without-mingle", "--without-gossip", f"--logfile={log}"]
+            self.workers.append(subprocess.Popen(command, cwd=REPO, env=env, start_new_session=True))
+        from config.settings import load_settings
+        from workers.celery_app import configure
+
+        settings = load_settings()
+        app = configure(settings)
+        deadline = time.monotonic() + 60
+        while len(app.control.ping(timeout=0.5) or []) < workers:
+            if time.monotonic() > deadline:
+                raise RuntimeError("bench workers did not start")
+        return settings
+
+    def stop_workers(self) -> None:
+        for process in self.workers:
+            process.terminate()
+        for process in self.workers:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        self.workers = []
+        if self.model is not None:
+            self.model.stop()
+            self.model = None
+
+    def close(self) -> None:
+        self.stop_workers()
+        self.redis.stop()
+
+
+def bare_round_trips(n: int) -> float:
+    """No-op tasks per second, each sent and its result read back."""
+    from workers.celery_app import MODEL_QUEUE, app
+
+    started = time.perf_counter()
+    results = [app.send_task("bench.noop", queue=MODEL_QUEUE) for _ in range(n)]
+    for result in results:
+        result.get(timeout=120)
+    return n / (time.perf_counter() - started)
+
+
+def bare_chords(n: int) -> float:
+    """Chords of 3 no-ops plus a callback per second."""
+    from workers.celery_app import MODEL_QUEUE, app
+
+    noop_sig = app.signature("bench.noop", queue=MODEL_QUEUE)
+    body = app.signature("bench.callback", queue="suture.control")
+    started = time.perf_counter()
+    results = [chord([noop_sig.clone() for _ in range(3)])(body.clone()) for _ in range(n)]
+    for result in results:
+        assert result.get(timeout=120) == 3
+    return n / (time.perf_counter() - started)
+
+
+def suture_jobs(n: int, settings: Any, questions: int) -> tuple[float, list[dict[str, Any]]]:
+    """suture jobs per second, from enqueue to the stored result."""
+    from workers.producer import enqueue
+
+    started = time.perf_counter()
+    handles = [enqueue("quiz", document(questions), questions=questions, settings=settings) for _ in range(n)]
+    results = [h.result(timeout_s=600) for h in handles]
+    return n / (time.perf_counter() - started), results
+
+
+def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_flight: int) -> dict[str, Any]:
+    figures: dict[str, Any] = {
+        "jobs": jobs,
+        "slow_jobs": slow_jobs,
+        "concurrency": concurrency,
+        "workers": workers,
+    }
+    figures["load_before"] = os.getloadavg()[0]
+    figures["slow_concurrency"] = -(-slow_in_flight // workers)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Bench(Path(tmp), concurrency=concurrency, workers=workers)
+        try:
+            settings = bench.start(start_scripted_model(questions=4))
+            bare_round_trips(50)  # warm-up: connections, imports
+            suture_jobs(20, settings, 4)
+            # Interleaved repeats, median of each: the 2-core machine is noisy run to run.
+            bare, ours = [], []
+            for _ in range(ROUNDS):
+                bare.append(bare_round_trips(jobs))
+                jps, first = suture_jobs(jobs, settings, 4)
+                ours.append(jps)
+                assert all(r["status"] == "delivered" for r in first)
+            figures["bare_rps"], figures["first_pass_jps"] = median(bare), median(ours)
+
+            settings = bench.start(start_scripted_model(questions=4, imbalanced=3))
+            bare_chords(20)
+            suture_jobs(20, settings, 4)
+            bare, ours = [], []
+            for _ in range(ROUNDS):
+                bare.append(bare_chords(jobs))
+                jps, surgical = suture_jobs(jobs, settings, 4)
+                ours.append(jps)
+                assert all([a["mode"] for a in r["attempts"]] == ["full", "surgical"] for r in surgical)
+            figures["chord_ps"], figures["surgical_jps"] = median(bare), median(ours)
+
+            slow = start_scripted_model(questions=4, latency_s=1.0)
+            settings = bench.start(slow, concurrency=figures["slow_concurrency"])
+            started = time.perf_counter()
+            figures["slow_jps"], _ = suture_jobs(slow_jobs, settings, 4)
+            figures["slow_elapsed_s"] = time.perf_counter() - started
+            figures["slow_in_flight"] = slow.in_flight["max"]
+        finally:
+            bench.close()
+    return figures
+
+
+def report(f: dict[str, Any]) -> str:
+    ratio1 = f["first_pass_jps"] / f["bare_rps"]
+    ratio2 = f["surgical_jps"] / f["chord_ps"]
+    ideal_s = f["slow_jobs"] * 1.0 / f["slow_in_flight"]
+    limit_s = 1.25 * ideal_s
+    lines = [
+        SECTION,
+        "",
+        f"`python -m bench.bench_celery` on {platform.node()} ({os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, {platform.system()}); {f['workers']} Celery worker processes, threads "
+        f"pool, {f['concurrency']} threads each ({f['slow_concurrency']} each for the 1 s latency run), queues suture.model + suture.control; a private redis-server "
+        "as broker, result backend and job store; the model is a scripted OpenAI-compatible server "
+        "(a simulation, not a real LLM), called through suture's model client. Jobs: 4-question quizzes. "
+        f"Rates are the median of {ROUNDS} interleaved repeats. 1-minute load average before the run: "
+        f"{f['load_before']:.2f} (other work on the machine skews both sides; compare ratios, not rates).",
+        "",
+        "| measurement | suture | bare Celery (same run, same broker) | ratio | goal |",
+        "|---|---|---|---|---|",
+        f"| first pass, instant model ({f['jobs']} jobs) | {f['first_pass_jps']:.1f} jobs/s "
+        f"| {f['bare_rps']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 {'met' if ratio1 >= 0.7 else 'NOT met'} |",
+        f"| one surgical round of 3 slices ({f['jobs']} jobs) | {f['surgical_jps']:.1f} jobs/s "
+        f"| {f['chord_ps']:.1f} chords (3 no-ops + callback)/s | {ratio2:.2f} "
+        f"| >= 0.7 {'met' if ratio2 >= 0.7 else 'NOT met'} |",
+        f"| {f['slow_jobs']} jobs, 1.0 s model latency | {f['slow_elapsed_s']:.1f} s "
+        f"(max {f['slow_in_flight']} calls in flight) | ideal {ideal_s:.1f} s | {f['slow_elapsed_s'] / ideal_s:.2f} "
+        f"| <= 1.25 x ideal ({limit_s:.1f} s) with >= 100 in flight "
+        f"{'met' if f['slow_elapsed_s'] <= limit_s and f['slow_in_flight'] >= 100 else 'NOT met'} |",
+        "",
+        "A suture first-pass job is 1 task (the attempt, which delivers inline) plus a model call over HTTP "
+        "through the openai SDK, contract validation and 4-5 Redis round trips; a surgical job is 5 tasks "
+        "(attempt, 3 slices, merge) and 4 model calls. The bare baselines do no model call and no "
+        "validation, so the ratios measure suture's whole per-job cost, not only its Celery overhead. "
+        "Where the worker's time goes (cProfile of the same flow in one process): mostly the openai SDK "
+        "building each request, and the contract's JSON schema regenerated by pydantic on every call "
+        "(contracts/contract.py response_schema, uncached); caching that schema is the first lever. "
+        "For the 1 s run, 1000 / in-flight calls is not a whole number of 1 s rounds, so even perfect "
+        "packing needs ceil(1000 / in-flight) s.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_section(text: str, path: Path = REPO / "docs" / "benchmarks.md") -> None:
+    """Replace this benchmark's own section of docs/benchmarks.md (other sections untouched)."""
+    current = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    start = current.find(SECTION)
+    if start < 0:
+        updated = current.rstrip("\n") + "\n\n" + text
+    else:
+        end = current.find("\n## ", start + len(SECTION))
+        updated = current[:start] + text + (current[end + 1 :] if end >= 0 else "")
+    path.write_text(updated)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--jobs", type=int, default=300)
+    parser.add_argument("--slow-jobs", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=16, help="threads per worker, instant-model runs")
+    parser.add_argument("--workers", type=int, default=2, help="worker processes")
+    parser.add_argument("--slow-in-flight", type=int, default=120, help="threads in all, 1 s latency run")
+    parser.add_argument("--write", action="store_true", help="write the figures to docs/benchmarks.md")
+    args = parser.parse_args()
+    text = report(run(args.jobs, args.slow_jobs, args.concurrency, args.workers, args.slow_in_flight))
+    print(text)
+    if args.write:
+        write_section(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

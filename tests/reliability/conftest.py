@@ -1,0 +1,110 @@
+"""Reliability-suite helpers: varied documents, a delivery counter on Redis pub/sub, and trace checks.
+
+The checks here are the suite's definition of "ended exactly once": one stored result per job, one
+``done`` publication per job (the store publishes only from the once-only deliver script), and a
+trace whose attempt numbers run 1..k without gaps or repeats and whose slices are unique per attempt.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import redis
+
+FINAL = frozenset({"delivered", "soft_delivered", "refused", "failed"})
+SUBJECTS = ["glaciers", "volcanoes", "rivers", "forests", "deserts", "tides", "storms", "metals"]
+VERBS = ["shape", "warm", "feed", "cool", "move", "erode", "protect", "change"]
+
+
+def varied_document(index: int, sentences: int = 8) -> str:
+    """A small source document, different for every ``index``, with quotable sentences for the simulator."""
+    lines = []
+    for k in range(sentences):
+        subject = SUBJECTS[(index + k) % len(SUBJECTS)]
+        verb = VERBS[(index * 3 + k) % len(VERBS)]
+        lines.append(
+            f"Record {index}-{k} notes that {subject} {verb} nearby valleys over roughly {10 + k * 7 + index % 50} "
+            f"centuries of patient observation."
+        )
+    return " ".join(lines)
+
+
+def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> None:
+    """Poll ``condition`` every 50 ms; fail naming ``what`` if it does not hold in time."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not reached within {timeout_s:g} s"
+        time.sleep(0.05)
+
+
+@dataclass
+class DeliveryCounter:
+    """Counts the store's ``done`` publications per job id (the once-only delivery notice)."""
+
+    counts: Counter[str] = field(default_factory=Counter)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def add(self, channel: str) -> None:
+        with self.lock:
+            self.counts[channel.rsplit(":", 1)[-1]] += 1
+
+    def snapshot(self) -> Counter[str]:
+        with self.lock:
+            return Counter(self.counts)
+
+
+@pytest.fixture
+def delivery_counter() -> Iterator[Callable[[str], DeliveryCounter]]:
+    """Factory: ``delivery_counter(redis_url)`` starts listening on ``suture:done:*``; stopped at teardown."""
+    listeners: list[Any] = []
+
+    def start(url: str) -> DeliveryCounter:
+        counter = DeliveryCounter()
+        client = redis.Redis.from_url(url, decode_responses=True)
+        pubsub = client.pubsub()
+        pubsub.psubscribe(**{"suture:done:*": lambda message: counter.add(str(message["channel"]))})
+        thread = pubsub.run_in_thread(sleep_time=0.05, daemon=True)
+        listeners.append((thread, pubsub, client))
+        return counter
+
+    yield start
+    for thread, pubsub, client in listeners:
+        thread.stop()
+        thread.join(timeout=5)
+        pubsub.close()
+        client.close()
+
+
+def trace_problems(result: dict[str, Any]) -> list[str]:
+    """Why a job's trace is not one clean record per attempt (empty when it is)."""
+    problems = []
+    numbers = [a["n"] for a in result["attempts"]]
+    if numbers != list(range(1, len(numbers) + 1)):
+        problems.append(f"attempt numbers {numbers} are not 1..{len(numbers)}")
+    for attempt in result["attempts"]:
+        pointers = [s["pointer"] for s in attempt.get("slices", [])]
+        if len(pointers) != len(set(pointers)):
+            problems.append(f"attempt {attempt['n']} has duplicate slices {sorted(pointers)}")
+    if result["status"] not in FINAL:
+        problems.append(f"status {result['status']!r} is not final")
+    return problems
+
+
+def assert_each_ended_once(
+    job_ids: list[str], results: dict[str, dict[str, Any]], deliveries: Counter[str]
+) -> None:
+    """Every job has exactly one result and one delivery notice, and a clean trace."""
+    missing = [j for j in job_ids if j not in results]
+    assert not missing, f"{len(missing)} jobs lost, e.g. {missing[:3]}"
+    twice = {j: n for j, n in deliveries.items() if j in results and n != 1}
+    assert not twice, f"jobs delivered other than once: {dict(list(twice.items())[:5])}"
+    unseen = [j for j in job_ids if deliveries[j] == 0]
+    assert not unseen, f"{len(unseen)} results stored without a delivery notice, e.g. {unseen[:3]}"
+    bad = {j: trace_problems(r) for j, r in results.items() if trace_problems(r)}
+    assert not bad, f"{len(bad)} jobs with bad traces, e.g. {list(bad.items())[:3]}"

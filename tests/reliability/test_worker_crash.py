@@ -1,0 +1,160 @@
+"""Workers SIGKILLed at seeded random moments during a batch: every job still ends exactly once.
+
+Model-queue and control-queue workers run apart, so a kill can land between a slice finishing and
+its merge: the control worker is killed and kept down while slices finish, so merges queue up (and
+the ones it held come back after the visibility timeout). The watchdog (short deadline) is the
+backstop for anything stuck; the checks are one result, one delivery notice and one webhook per
+job, traces numbered 1..k without repeats, and nothing left over once the queues drain.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import redis
+
+from tests.fixtures.workers import CeleryStack, WebhookReceiver, WorkerProcess
+from tests.reliability.conftest import DeliveryCounter, assert_each_ended_once, varied_document, wait_until
+from tests.reliability.soak_report import write_section
+from workers.celery_app import CONTROL_QUEUE, MODEL_QUEUE, configure
+from workers.producer import enqueue
+from workers.store import get_store
+
+pytestmark = pytest.mark.integration
+
+SEED = 7
+LATENCY_SCALE = 0.2
+QUESTIONS = 4
+ENV = {
+    "SUTURE_WORKER__JOB_DEADLINE_S": "90",
+    "SUTURE_WORKER__WATCHDOG_INTERVAL_S": "1",
+    "SUTURE_WORKER__MAX_REDELIVERIES": "6",
+}
+
+
+@dataclass
+class Cluster:
+    """Model and control workers of one stack; ``kill`` SIGKILLs one and starts its replacement."""
+
+    stack: CeleryStack
+    model: list[WorkerProcess] = field(default_factory=list)
+    control: list[WorkerProcess] = field(default_factory=list)
+    kills: Counter[str] = field(default_factory=Counter)
+
+    def start(self, role: str) -> None:
+        queues, pool = (MODEL_QUEUE, self.model) if role == "model" else (CONTROL_QUEUE, self.control)
+        pool.append(self.stack.start_worker(concurrency=20 if role == "model" else 10, queues=queues))
+
+    def kill(self, role: str, rng: random.Random, *, restart_after_s: float = 0.0, check: Any = None) -> None:
+        pool = self.model if role == "model" else self.control
+        victim = pool.pop(rng.randrange(len(pool)))
+        victim.kill()
+        self.kills[role] += 1
+        time.sleep(restart_after_s)
+        if check is not None:
+            check()
+        self.start(role)
+
+
+def _queue_depth(client: redis.Redis, queue: str) -> int:
+    keys = [k for k in client.scan_iter(match=f"{queue}*") if client.type(k) == "list"]
+    return sum(int(client.llen(k)) for k in keys)
+
+
+def _drained(client: redis.Redis) -> bool:
+    depth = _queue_depth(client, MODEL_QUEUE) + _queue_depth(client, CONTROL_QUEUE)
+    return depth == 0 and int(client.hlen("unacked")) == 0
+
+
+def _redelivered_tasks(client: redis.Redis, job_ids: list[str]) -> int:
+    total = 0
+    for job_id in job_ids:
+        counters = client.hgetall(f"suture:job:{job_id}:flags")
+        total += sum(1 for k, v in counters.items() if k.startswith("deliveries:") and int(v) > 1)
+    return total
+
+
+@pytest.mark.parametrize(
+    ("jobs", "kills"),
+    [
+        pytest.param(240, 6, id="ci"),
+        pytest.param(5000, 40, id="soak", marks=[pytest.mark.soak, pytest.mark.timeout(5400)]),
+    ],
+)
+@pytest.mark.timeout(300)
+def test_random_sigkills_leave_every_job_ended_exactly_once(
+    jobs: int,
+    kills: int,
+    celery_stack: Callable[..., CeleryStack],
+    simulator: Callable[..., str],
+    webhook_receiver: WebhookReceiver,
+    delivery_counter: Callable[[str], DeliveryCounter],
+) -> None:
+    # Given two model workers, one control worker and a biased simulated model (so slices and merges happen)
+    rng = random.Random(SEED)
+    stack = celery_stack(simulator("realistic", latency_scale=LATENCY_SCALE, seed=SEED), **ENV)
+    configure(stack.settings)
+    client = redis.Redis.from_url(str(stack.settings.redis_url), decode_responses=True)
+    deliveries = delivery_counter(str(stack.settings.redis_url))
+    cluster = Cluster(stack)
+    for role in ("model", "model", "control"):
+        cluster.start(role)
+    started = time.monotonic()
+    job_ids = [
+        enqueue(
+            "quiz", varied_document(i), questions=QUESTIONS, callback=webhook_receiver.url, settings=stack.settings
+        ).id
+        for i in range(jobs)
+    ]
+
+    # When workers are SIGKILLed at seeded moments, one kill holding the control queue down while slices finish
+    def merges_pile_up() -> None:
+        assert _queue_depth(client, CONTROL_QUEUE) > 0, "no merge/deliver waited while the control worker was down"
+
+    thresholds = sorted(rng.uniform(0.05, 0.75) for _ in range(kills))
+    for k, share in enumerate(thresholds):
+        wait_until(lambda s=share: len(deliveries.snapshot()) >= s * jobs, 240, f"{share:.0%} delivered")
+        if k == 0:
+            cluster.kill("control", rng, restart_after_s=2.0, check=merges_pile_up)
+        else:
+            cluster.kill("model" if k % 2 else "control", rng)
+        print("DEBUG kill", k, share, time.monotonic() - started)
+    wait_until(lambda: len(deliveries.snapshot()) >= jobs, 240, "every job delivered")
+    elapsed_s = time.monotonic() - started
+    print("DEBUG all delivered", elapsed_s)
+    wait_until(lambda: _drained(client), 60, "queues and unacked messages drained")
+
+    # Then each job ended once: one result, one delivery notice, one webhook, a clean trace, no history
+    store = get_store(stack.settings)
+    results = {j: r for j in job_ids if (r := store.result(j)) is not None}
+    assert_each_ended_once(job_ids, results, deliveries.snapshot())
+    wait_until(lambda: len(webhook_receiver.received) >= jobs, 30, "every webhook received")
+    assert Counter(webhook_receiver.received.values()) == {1: jobs}
+    assert all(store.history(j) == [] for j in job_ids)
+    redelivered = _redelivered_tasks(client, job_ids)
+    print("DEBUG", redelivered, dict(cluster.kills), Counter(r["status"] for r in results.values()), sum(1 for r in results.values() if "deadline" in r["reason"]), time.monotonic() - started)
+    assert redelivered > 0, "no task ran twice: the kills interrupted nothing"
+    statuses = Counter(r["status"] for r in results.values())
+    by_watchdog = sum(1 for r in results.values() if "deadline" in r["reason"])
+    if jobs >= 1000:
+        write_section(
+            "Worker crash (SIGKILL)",
+            {"jobs": jobs, "questions": QUESTIONS, "latency_scale": LATENCY_SCALE, "seed": SEED, **ENV},
+            {
+                "workers": "2 model (threads x20) + 1 control (threads x10)",
+                "kills": dict(cluster.kills),
+                "tasks redelivered after a kill": redelivered,
+                "jobs lost": 0,
+                "jobs delivered twice": 0,
+                "statuses": dict(statuses),
+                "ended by the watchdog": by_watchdog,
+                "wall time (s)": f"{elapsed_s:.1f}",
+                "jobs/s": f"{jobs / elapsed_s:.1f}",
+            },
+        )

@@ -1,0 +1,129 @@
+"""The producer API and the job CLI against a real Redis broker (no worker: messages stay queued)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import redis
+
+from config.settings import Settings
+from tests.fixtures.workers import REPO, CeleryStack
+from workers.celery_app import CeleryConfigError, check_time_limits, configure
+from workers.producer import InvalidJob, JobTimeout, enqueue, get_job
+from workers.store import JobNotFound
+
+DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins. Secret-looking text 7f3a."
+
+
+@pytest.fixture
+def stack(celery_stack: Callable[..., CeleryStack]) -> CeleryStack:
+    stack = celery_stack("http://127.0.0.1:9/v1")
+    configure(stack.settings)
+    return stack
+
+
+def queued_messages(stack: CeleryStack) -> list[dict[str, object]]:
+    client = redis.Redis.from_url(str(stack.settings.broker_url))
+    return [json.loads(raw) for raw in client.lrange("suture.model", 0, -1)]
+
+
+def test_enqueue_stores_the_job_and_publishes_only_its_id(stack: CeleryStack) -> None:
+    # Given a document / When it is enqueued / Then the job is queued and the message shows ids only
+    handle = enqueue("quiz", DOCUMENT, questions=2, settings=stack.settings)
+    assert handle.status() == "queued"
+    [message] = queued_messages(stack)
+    headers = message["headers"]
+    assert isinstance(headers, dict)
+    assert (headers["task"], headers["argsrepr"]) == ("suture.attempt", repr((handle.id, 1)))
+    assert "Mitochondria" not in json.dumps(message)
+    assert message["content-type"] == "application/json"
+
+
+def test_same_idempotency_key_gives_the_same_job(stack: CeleryStack) -> None:
+    first = enqueue("quiz", DOCUMENT, idempotency_key="order-17", settings=stack.settings)
+    again = enqueue("quiz", DOCUMENT, idempotency_key="order-17", settings=stack.settings)
+    other = enqueue("quiz", DOCUMENT, idempotency_key="order-18", settings=stack.settings)
+    assert first.id == again.id != other.id
+    # the still-queued job is re-published (safe: the attempt applies once), never re-created
+    assert [m["headers"]["argsrepr"] for m in queued_messages(stack)].count(repr((first.id, 1))) == 2  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("document", "questions", "problem"), [("  ", None, "empty"), (DOCUMENT, 0, "at least 1")]
+)
+def test_bad_jobs_are_refused_before_anything_is_stored(
+    stack: CeleryStack, document: str, questions: int | None, problem: str
+) -> None:
+    with pytest.raises(InvalidJob, match=problem):
+        enqueue("quiz", document, questions=questions, settings=stack.settings)
+    assert queued_messages(stack) == []
+
+
+def test_waiting_for_a_result_times_out_clearly(stack: CeleryStack) -> None:
+    handle = enqueue("quiz", DOCUMENT, settings=stack.settings)
+    with pytest.raises(JobTimeout, match=r"no result after 0.2 s"):
+        handle.result(timeout_s=0.2)
+    with pytest.raises(JobNotFound):
+        get_job("not-a-job", stack.settings)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"client": {"timeout_s": 400}}, "client.timeout_s=400"),
+        ({"worker": {"soft_time_limit_s": 400}}, "worker.soft_time_limit_s=400"),
+        ({"worker": {"visibility_timeout_s": 300}}, "worker.time_limit_s=360"),
+    ],
+)
+def test_misordered_time_limits_are_refused_with_the_values_named(overrides: dict, named: str) -> None:
+    settings = Settings(**overrides)
+    with pytest.raises(CeleryConfigError, match=named.replace(".", r"\.")):
+        check_time_limits(settings)
+
+
+def test_producer_import_starts_nothing() -> None:
+    # Given an unreachable Redis / When the producer module is imported / Then nothing connects
+    env = {
+        **os.environ,
+        "SUTURE_REDIS_URL": "redis://127.0.0.1:1/0",
+        "SUTURE_BROKER_URL": "redis://127.0.0.1:1/0",
+    }
+    code = "import workers.producer, sys; sys.exit(0 if 'celery' not in sys.modules else 3)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()
+
+
+def run_cli(stack: CeleryStack, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "workers", *args]
+    return subprocess.run(command, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=60)
+
+
+def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack, tmp_path: Path) -> None:
+    source = tmp_path / "doc.txt"
+    source.write_text(DOCUMENT)
+    enqueued = run_cli(stack, "enqueue", str(source), "--questions", "2", "--idempotency-key", "k")
+    assert enqueued.returncode == 0, enqueued.stderr
+    job_id = enqueued.stdout.strip()
+    assert enqueued.stdout == f"{job_id}\n" and len(job_id) == 32
+    assert run_cli(stack, "status", job_id).stdout == "queued\n"
+    assert run_cli(stack, "enqueue", str(source), "--idempotency-key", "k").stdout.strip() == job_id
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("enqueue", "/no/such/file.txt"), "no such file"),
+        (("status", "nope"), "no such job: nope"),
+        (("result", "nope", "--timeout", "0.1"), "no such job: nope"),
+    ],
+)
+def test_cli_bad_input_exits_2_with_one_line(stack: CeleryStack, args: tuple[str, ...], message: str) -> None:
+    done = run_cli(stack, *args)
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr

@@ -1,0 +1,139 @@
+"""The Redis job store against a real Redis: every once-only write happens once, whatever the order."""
+
+from __future__ import annotations
+
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import redis
+
+from workers.ratelimit import RateLimiter
+from workers.store import JobNotFound, JobStore, StoreUnavailable
+from workers.watchdog import WatchdogClock
+
+SPEC = {"contract": "quiz", "params": {"questions": 3}, "input": "Cells divide by mitosis.", "policy": None}
+
+
+@pytest.fixture
+def store(redis_url: str) -> JobStore:
+    return JobStore(
+        redis.Redis.from_url(redis_url, decode_responses=True), ttl_s=600, prefix=f"t{uuid.uuid4().hex}"
+    )
+
+
+def new_job(store: JobStore, key: str | None = None) -> str:
+    job_id, _ = store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10, idempotency_key=key)
+    return job_id
+
+
+def test_created_job_reads_back_queued(store: JobStore) -> None:
+    # Given a new job / When it is loaded / Then spec, status and version are as stored
+    job_id = new_job(store)
+    record = store.load(job_id)
+    assert (record.spec, record.status, record.version, record.result) == (SPEC, "queued", 0, None)
+
+
+def test_idempotency_key_returns_the_first_job(store: JobStore) -> None:
+    # Given a job enqueued with a key / When the same key is used again / Then the first job comes back
+    first, created_first = store.create("a" * 32, SPEC, deadline_s=1, idempotency_key="k1")
+    again, created_again = store.create("b" * 32, SPEC, deadline_s=1, idempotency_key="k1")
+    assert (first, created_first, again, created_again) == ("a" * 32, True, "a" * 32, False)
+    with pytest.raises(JobNotFound):
+        store.load("b" * 32)
+
+
+def test_unknown_job_is_a_clear_error(store: JobStore) -> None:
+    with pytest.raises(JobNotFound, match="no such job: nope"):
+        store.status("nope")
+
+
+@pytest.mark.parametrize("contenders", [2, 8])
+def test_an_attempt_applies_once_however_many_deliveries_race(store: JobStore, contenders: int) -> None:
+    # Given one job / When several deliveries of attempt 1 save concurrently / Then exactly one applies
+    job_id = new_job(store)
+    with ThreadPoolExecutor(contenders) as pool:
+        applied = list(pool.map(lambda i: store.save_state(job_id, 0, {"by": i}), range(contenders)))
+    assert applied.count(True) == 1
+    record = store.load(job_id)
+    assert record.version == 1
+    assert record.state == {"by": applied.index(True)}
+
+
+@pytest.mark.parametrize("order", [["/q/0", "/q/1", "/q/2"], ["/q/2", "/q/0", "/q/0", "/q/1", "/q/1"]])
+def test_slices_are_stored_once_and_the_merge_claimed_once(store: JobStore, order: list[str]) -> None:
+    # Given surgical attempt 2 with 3 targets / When slices arrive (some redelivered) / Then one claim
+    job_id = new_job(store)
+    outcomes = [store.put_slice(job_id, 2, p, {"text": f"{p}#{i}"}, expected=3) for i, p in enumerate(order)]
+    assert sum(o.merge_claimed for o in outcomes) == 1
+    assert sum(o.stored for o in outcomes) == 3
+    # the first reply of each pointer is the one kept
+    assert {p: v["text"].split("#")[0] for p, v in store.slices(job_id, 2).items()} == {p: p for p in order}
+    assert all(v["text"] == f"{p}#{order.index(p)}" for p, v in store.slices(job_id, 2).items())
+
+
+def test_delivery_happens_once_and_ends_the_job(store: JobStore) -> None:
+    # Given a running job / When two deliveries race / Then the first result stands and saves are refused
+    job_id = new_job(store)
+    assert store.deliver(job_id, {"status": "delivered", "n": 1})
+    assert not store.deliver(job_id, {"status": "failed", "n": 2})
+    assert store.result(job_id) == {"status": "delivered", "n": 1}
+    assert store.status(job_id) == "delivered"
+    assert not store.save_state(job_id, 0, {"late": True})
+    assert job_id not in store.overdue(10**11)
+
+
+def test_resume_reopens_only_a_soft_delivered_job_and_keeps_history(store: JobStore) -> None:
+    job_id = new_job(store)
+    store.deliver(job_id, {"status": "delivered", "attempts": []})
+    assert not store.resume(job_id, SPEC, {"s": 1}, deadline_s=10**10)
+    other = new_job(store)
+    store.deliver(other, {"status": "soft_delivered", "attempts": []})
+    # When resumed / Then it is queued again, its old result is history (empty lists stay lists)
+    assert store.resume(other, SPEC | {"feedback": ["shorter"]}, {"s": 2}, deadline_s=10**10)
+    record = store.load(other)
+    assert (record.status, record.round, record.result, record.state) == ("queued", 1, None, {"s": 2})
+    assert store.history(other) == [{"status": "soft_delivered", "attempts": []}]
+
+
+def test_deliveries_are_counted_per_task(store: JobStore) -> None:
+    job_id = new_job(store)
+    counts = [store.begin(job_id, "attempt:1") for _ in range(3)] + [store.begin(job_id, "attempt:2")]
+    assert counts == [1, 2, 3, 1]
+    assert store.status(job_id) == "running"
+
+
+def test_overdue_lists_only_jobs_past_their_deadline(store: JobStore) -> None:
+    late, _ = store.create("late", SPEC, deadline_s=100)
+    store.create("early", SPEC, deadline_s=300)
+    assert store.overdue(200) == [late]
+
+
+def test_unreachable_redis_is_a_one_line_error_without_password() -> None:
+    client = redis.Redis.from_url("redis://:hunter2@127.0.0.1:1/0", decode_responses=True)
+    with pytest.raises(StoreUnavailable) as caught:
+        JobStore(client, ttl_s=60).status("x")
+    assert "hunter2" not in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("rpm", "calls"), [(600, 5), (60, 4)])
+def test_rate_limit_spaces_calls_across_limiters(redis_url: str, rpm: int, calls: int) -> None:
+    # Given two limiters (two workers) sharing Redis, burst 1 / When they alternate calls / Then the
+    # waits add up to (calls - 2) intervals: two go at once (slot + burst), the rest one interval apart
+    client = redis.Redis.from_url(redis_url)
+    waits: list[float] = []
+    prefix = f"rl{uuid.uuid4().hex}"
+    limiters = [RateLimiter(client, {"m": rpm}, prefix=prefix, sleep=waits.append) for _ in range(2)]
+    total = sum(limiters[i % 2].acquire("m") for i in range(calls))
+    assert total == pytest.approx(sum(range(1, calls - 1)) * 60 / rpm, abs=0.02)
+    assert limiters[0].acquire("unlimited") == 0.0
+
+
+def test_only_one_watchdog_clock_fires_per_interval(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    client.delete("suture:watchdog:lock")
+    fired: list[str] = []
+    clocks = [WatchdogClock(client, lambda n=n: fired.append(n), interval_s=30, owner=n) for n in ("a", "b")]
+    assert [c.tick() for c in clocks] == [True, False]
+    assert fired == ["a"]
+    client.delete("suture:watchdog:lock")

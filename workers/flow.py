@@ -1,0 +1,261 @@
+"""Drives one job's engine through the job store: the logic behind each Celery task, without Celery.
+
+Every step is idempotent: attempt ``n`` applies only as a compare-and-set from store version
+``n - 1``; a slice reply is stored once per pointer and the last one in claims the merge; a
+merge applies once (same CAS); the result is stored once and the callback fires once. A
+redelivered task that finds its work already applied re-dispatches what comes next (the next
+task is idempotent too), so a worker killed between "applied" and "published" strands nothing.
+Tasks are sent through a ``Dispatcher`` so tests can drive the flow without a broker.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from config.settings import Settings
+from tasks import engine
+from tasks.calls import ModelCall, ModelReply
+from tasks.job import Finish, JobSpec, JobState, RunFull, RunSurgical, contract_for
+from tasks.policy import Policy, load_policy
+from workers.store import JobNotFound, JobRecord, JobStore
+
+log = logging.getLogger(__name__)
+
+Caller = Callable[[ModelCall], ModelReply]
+
+
+class Dispatcher(Protocol):
+    """Sends the next task of a job (Celery in production, direct calls in unit tests)."""
+
+    def attempt(self, job_id: str, n: int) -> None: ...
+
+    def slices(self, job_id: str, n: int, pointers: list[str]) -> None: ...
+
+    def merge(self, job_id: str, n: int) -> None: ...
+
+    def deliver(self, job_id: str, *, give_up: str | None = None) -> None: ...
+
+    def callback(self, target: str, job_id: str, status: str) -> None: ...
+
+
+@dataclass
+class Flow:
+    """The job flow for one worker process: its settings, store, model caller and dispatcher."""
+
+    settings: Settings
+    store: JobStore
+    caller: Caller
+    dispatcher: Dispatcher
+    # Asked each time: the model client learns it talks to a simulator from its first reply.
+    simulated: Callable[[], bool] = lambda: False
+    progress: Callable[[str, JobState], None] | None = None
+
+    # -- suture.attempt ---------------------------------------------------------------------
+    def attempt(self, job_id: str, n: int) -> str:
+        """Run full attempt ``n`` (or whatever the engine asks next) and apply it once."""
+        record = self.store.load(job_id)
+        if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
+            return self.deliver(job_id)
+        if record.version >= n:
+            return self._redelivered(record, n)
+        if self._poisoned(record, f"attempt:{n}"):
+            return "poisoned"
+        state = self._state(record)
+        action = self._next(state, record)
+        if not isinstance(action, RunFull) or action.n != n:
+            self._dispatch(record.job_id, state, action)
+            return "redirected"
+        reply = self.caller(action.call)
+        new_state = engine.apply_full(state, action, reply)
+        return self._save_and_advance(record, n, new_state)
+
+    # -- suture.surgical_slice --------------------------------------------------------------
+    def surgical_slice(self, job_id: str, n: int, pointer: str) -> str:
+        """Regenerate one slice of surgical attempt ``n``; the last slice in schedules the merge."""
+        record = self.store.load(job_id)
+        if record.finished or record.version >= n:
+            return "finished"
+        action = self._surgical_action(record, n)
+        if action is None or pointer not in action.calls:
+            return "stale"
+        reply: dict[str, Any] | None = None
+        if not self.store.has_slice(job_id, n, pointer):
+            if self._poisoned(record, f"slice:{n}:{pointer}"):
+                return "poisoned"
+            reply = self.caller(action.calls[pointer]).model_dump(mode="json")
+        outcome = self.store.put_slice(job_id, n, pointer, reply or {}, expected=len(action.calls))
+        complete = outcome.count >= len(action.calls)
+        # A redelivered slice whose reply was already in re-sends the merge: the worker that
+        # claimed it may have died before publishing, and the merge itself applies only once.
+        if outcome.merge_claimed or (complete and not outcome.stored):
+            self.dispatcher.merge(job_id, n)
+        return "stored" if outcome.stored else "duplicate"
+
+    # -- suture.merge -----------------------------------------------------------------------
+    def merge(self, job_id: str, n: int) -> str:
+        """Splice the slices of surgical attempt ``n`` into the state once, then go on."""
+        record = self.store.load(job_id)
+        if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
+            return self.deliver(job_id)
+        if record.version >= n:
+            return self._redelivered(record, n)
+        if self._poisoned(record, f"merge:{n}"):
+            return "poisoned"
+        action = self._surgical_action(record, n)
+        stored = self.store.slices(job_id, n)
+        if action is None or set(stored) != set(action.calls):
+            return "incomplete"
+        replies = {pointer: ModelReply.model_validate(stored[pointer]) for pointer in action.calls}
+        new_state = engine.apply_surgical(self._state(record), action, replies)
+        return self._save_and_advance(record, n, new_state)
+
+    # -- suture.deliver ---------------------------------------------------------------------
+    def deliver(self, job_id: str, *, give_up: str | None = None) -> str:
+        """Store the final result once, report it, and fire the callback once."""
+        try:
+            record = self.store.load(job_id)
+        except JobNotFound:  # expired from Redis: nothing to deliver, stop watching it
+            self.store.forget_deadline(job_id)
+            return "gone"
+        result = record.result
+        if result is None:
+            result = self._final_result(record, give_up)
+            if self.store.deliver(job_id, result):
+                self._report(record, result)
+            else:
+                result = self.store.result(job_id) or result
+        callback = record.spec.get("callback")
+        if callback:
+            self._fire_callback(record, str(callback), str(result["status"]))
+        return str(result["status"])
+
+    def _fire_callback(self, record: JobRecord, target: str, status: str) -> None:
+        """Fire the callback until one send completes: the lease holder sends, then marks it done.
+
+        A plain once-flag taken before sending loses the callback when the sender dies mid-send (or
+        Redis drops and the step re-runs). The lease outlives any live task (hard time limit) but not
+        the visibility timeout, so a killed sender's redelivered task sends again; an in-process
+        re-run is the same owner and may resend at once.
+        """
+        flag = f"callback:{record.round}"
+        owner = f"{socket.gethostname()}:{os.getpid()}:{threading.get_ident()}"
+        if self.store.lease(record.job_id, flag, owner, self.settings.worker.time_limit_s):
+            self.dispatcher.callback(target, record.job_id, status)
+            self.store.mark_done(record.job_id, flag)
+
+    # -- suture.watchdog --------------------------------------------------------------------
+    def watchdog(self, now_s: float | None = None) -> list[str]:
+        """Finish every job past its deadline (soft-deliver the best output, or fail)."""
+        overdue = self.store.overdue(time.time() if now_s is None else now_s)
+        for job_id in overdue:
+            self.dispatcher.deliver(
+                job_id, give_up=f"deadline of {self.settings.worker.job_deadline_s:g} s passed"
+            )
+        return overdue
+
+    # -- internals ---------------------------------------------------------------------------
+    def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> str:
+        if not self.store.save_state(record.job_id, n - 1, state.model_dump(mode="json")):
+            return "duplicate"  # another delivery of this task applied it first and moves on
+        self._report_progress(record.job_id, state)
+        self._dispatch(record.job_id, state, self._next(state, record))
+        return "applied"
+
+    def _redelivered(self, record: JobRecord, n: int) -> str:
+        if record.version == n:  # applied, but the next task may never have been published
+            state = self._state(record)
+            self._dispatch(record.job_id, state, self._next(state, record))
+        return "duplicate"
+
+    def _dispatch(self, job_id: str, state: JobState, action: RunFull | RunSurgical | Finish) -> None:
+        if isinstance(action, RunFull):
+            self.dispatcher.attempt(job_id, action.n)
+        elif isinstance(action, RunSurgical):
+            self.store.put_action(job_id, action.n, action.model_dump(mode="json"))
+            self.dispatcher.slices(job_id, action.n, sorted(action.calls))
+        else:
+            # Deliver in this task rather than a separate suture.deliver: one task fewer per job;
+            # suture.deliver remains for the watchdog and poison jobs (store.deliver is once-only).
+            self.deliver(job_id)
+
+    def _surgical_action(self, record: JobRecord, n: int) -> RunSurgical | None:
+        stored = self.store.action(record.job_id, n)
+        if stored is not None:
+            return RunSurgical.model_validate(stored)
+        action = self._next(self._state(record), record)
+        return action if isinstance(action, RunSurgical) and action.n == n else None
+
+    def _poisoned(self, record: JobRecord, task_key: str) -> bool:
+        deliveries = self.store.begin(record.job_id, task_key)
+        limit = self.settings.worker.max_redeliveries + 1
+        if deliveries <= limit:
+            return False
+        reason = f"task {task_key} was delivered {deliveries} times (limit {limit}); giving up"
+        log.error("job %s: %s", record.job_id, reason)
+        self.dispatcher.deliver(record.job_id, give_up=reason)
+        return True
+
+    def _state(self, record: JobRecord) -> JobState:
+        if record.state is not None:
+            return JobState.model_validate(record.state)
+        return engine.start(self._engine_spec(record))
+
+    def _engine_spec(self, record: JobRecord) -> JobSpec:
+        from tasks.job import EngineOptions
+
+        spec = record.spec
+        return JobSpec(
+            job_id=record.job_id,
+            contract=spec["contract"],
+            params=dict(spec.get("params") or {}),
+            source=spec["input"],
+            simulated=self.simulated(),
+            options=EngineOptions.from_settings(self.settings),
+        )
+
+    def _next(self, state: JobState, record: JobRecord) -> RunFull | RunSurgical | Finish:
+        # secrets are redacted from every prompt the engine builds
+        return engine.next_action(state, self._policy(record), secrets=self.settings.secrets())
+
+    def _policy(self, record: JobRecord) -> Policy:
+        return load_policy(record.spec.get("policy"), self.settings)
+
+    def _final_result(self, record: JobRecord, give_up: str | None) -> dict[str, Any]:
+        state = self._state(record)
+        if state.status is None:
+            finish = self._next(state, record) if give_up is None else None
+            if not isinstance(finish, Finish):
+                finish = _give_up(state, give_up or "the chain stopped without finishing")
+            state = engine.finish(state, finish)
+        result = engine.result(state)
+        result["job_id"] = record.job_id
+        result["simulated"] = bool(result.get("simulated")) or self.simulated()
+        result["round"] = record.round
+        return result
+
+    def _report(self, record: JobRecord, result: dict[str, Any]) -> None:
+        try:
+            from workers.sentry import report_final
+
+            report_final(result, contract_for(self._state(record).spec).title)
+        except Exception:  # reporting is best-effort; the result is already stored
+            log.exception("job %s: could not report to Sentry", record.job_id)
+
+    def _report_progress(self, job_id: str, state: JobState) -> None:
+        if self.progress is not None:
+            self.progress(job_id, state)
+
+
+def _give_up(state: JobState, reason: str) -> Finish:
+    """Finish early: soft-deliver the best parsed output so far, or fail if there is none."""
+    if state.best is None:
+        return Finish(status="failed", reason=reason)
+    status = "delivered" if not state.best.failures else "soft_delivered"
+    return Finish(status=status, reason=reason)

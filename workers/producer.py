@@ -1,0 +1,165 @@
+"""The producer API for web apps and the CLI: ``enqueue()`` a job, follow it with a ``JobHandle``.
+
+Importing this module starts nothing. ``enqueue`` costs one Redis round trip (the job and its
+idempotency key stored atomically) and one publish of a message that carries only the job id.
+Errors::
+
+    ProducerError
+     ├── JobTimeout(job_id, timeout_s)       the result did not arrive in time
+     ├── InvalidJob(problem)                 bad arguments (empty input, unknown contract name)
+     └── NotResumable(job_id, status)        resume asked of a job that is not soft-delivered
+    (plus workers.store.JobNotFound / StoreUnavailable from the store)
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from config.settings import Settings, load_settings
+from workers.store import FINAL_STATUSES, JobStore, get_store
+
+
+class ProducerError(Exception):
+    """Base of the producer's errors."""
+
+
+class JobTimeout(ProducerError):
+    """The job's result was not there within ``timeout_s``; the job keeps running."""
+
+    def __init__(self, job_id: str, timeout_s: float) -> None:
+        super().__init__(f"job {job_id} has no result after {timeout_s:g} s (it keeps running)")
+        self.job_id = job_id
+        self.timeout_s = timeout_s
+
+
+class InvalidJob(ProducerError):
+    """The job cannot be enqueued as asked."""
+
+
+class NotResumable(ProducerError):
+    """Only a soft-delivered job can be resumed with feedback."""
+
+    def __init__(self, job_id: str, status: str) -> None:
+        super().__init__(f"job {job_id} is {status}; only a soft_delivered job can be resumed")
+        self.job_id = job_id
+        self.status = status
+
+
+@dataclass
+class JobHandle:
+    """A job by id: its status, its result (waiting for it), and its trace."""
+
+    id: str
+    settings: Settings | None = field(default=None, repr=False)
+
+    def _store(self) -> JobStore:
+        return get_store(self.settings or load_settings())
+
+    def status(self) -> str:
+        """``queued|running|delivered|soft_delivered|refused|failed``."""
+        return self._store().status(self.id)
+
+    def result(self, timeout_s: float | None = None) -> dict[str, Any]:
+        """Wait for the result (forever if ``timeout_s`` is None); raises JobTimeout."""
+        result = self._store().wait_result(self.id, timeout_s)
+        if result is None:
+            raise JobTimeout(self.id, float(timeout_s or 0))
+        return result
+
+    def trace(self) -> list[dict[str, Any]]:
+        """Every attempt so far, across resumes (result schema records), oldest first."""
+        store = self._store()
+        attempts: list[dict[str, Any]] = []
+        record = store.load(self.id)
+        if record.state:
+            from tasks.job import JobState
+
+            state = JobState.model_validate(record.state)
+            attempts = [a.public() for a in state.attempts]
+        return attempts
+
+    def done(self) -> bool:
+        """True once the job has a final status."""
+        return self.status() in FINAL_STATUSES
+
+
+def enqueue(
+    contract: str,
+    input: str,
+    *,
+    questions: int | None = None,
+    policy: str | None = None,
+    idempotency_key: str | None = None,
+    callback: str | None = None,
+    batch: str | None = None,
+    meta: dict[str, Any] | None = None,
+    settings: Settings | None = None,
+) -> JobHandle:
+    """Store a job and publish its first attempt; the same idempotency key returns the same job."""
+    settings = settings or load_settings()
+    if not input or not input.strip():
+        raise InvalidJob("the input document is empty")
+    if questions is not None and questions < 1:
+        raise InvalidJob(f"questions must be at least 1, got {questions}")
+    params = {"questions": questions} if questions is not None else {}
+    spec: dict[str, Any] = {"contract": contract, "params": params, "input": input, "policy": policy}
+    spec |= {"callback": callback, "batch": batch, "feedback": []}
+    job_id = uuid.uuid4().hex
+    deadline_s = time.time() + settings.worker.job_deadline_s
+    store = get_store(settings)
+    found, created = store.create(
+        job_id, spec, deadline_s=deadline_s, idempotency_key=idempotency_key, meta=meta
+    )
+    # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
+    # (the producer died after storing); the attempt task applies once however often it arrives.
+    if created or store.status(found) == "queued":
+        _publish_first_attempt(found, settings, n=1)
+    return JobHandle(found, settings)
+
+
+def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
+    """A handle on an existing job; raises JobNotFound if the store does not know it."""
+    settings = settings or load_settings()
+    get_store(settings).status(job_id)
+    return JobHandle(job_id, settings)
+
+
+def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> JobHandle:
+    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept."""
+    from tasks import engine
+
+    settings = settings or load_settings()
+    if not feedback.strip():
+        raise InvalidJob("feedback is empty")
+    store = get_store(settings)
+    record = store.load(job_id)
+    if record.status != "soft_delivered" or record.state is None:
+        raise NotResumable(job_id, record.status)
+    from tasks.job import JobState
+
+    resume_state = getattr(engine, "resume", None)
+    if resume_state is None:  # the engine has no feedback-reset yet (JobSpec.feedback)
+        raise InvalidJob("this engine version cannot resume jobs with feedback")
+    state = resume_state(JobState.model_validate(record.state), feedback)
+    spec = dict(record.spec) | {"feedback": [*record.spec.get("feedback", []), feedback]}
+    deadline_s = time.time() + settings.worker.job_deadline_s
+    if not store.resume(job_id, spec, state.model_dump(mode="json"), deadline_s):
+        raise NotResumable(job_id, store.status(job_id))
+    _publish_first_attempt(job_id, settings, n=record.version + 1)
+    return JobHandle(job_id, settings)
+
+
+def _publish_first_attempt(job_id: str, settings: Settings, *, n: int) -> None:
+    from workers.celery_app import MODEL_QUEUE, configure
+
+    app = configure(settings)
+    app.send_task(
+        "suture.attempt",
+        args=[job_id, n],
+        queue=MODEL_QUEUE,
+        argsrepr=repr((job_id, n)),
+        kwargsrepr="{}",
+    )

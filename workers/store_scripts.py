@@ -1,0 +1,84 @@
+"""The job store's Lua scripts: each once-only write of ``workers.store`` as one atomic step.
+
+Keys and arguments are documented at each script; the store module docstring draws the layout.
+"""
+
+CREATE = """
+if ARGV[7] == '1' then
+  local existing = redis.call('GET', KEYS[2])
+  if existing then return {existing, 0} end
+  redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[5])
+end
+redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'status', 'queued', 'version', 0, 'round', 0,
+           'created_s', ARGV[3], 'deadline_s', ARGV[4], 'meta', ARGV[6])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+return {ARGV[1], 1}
+"""
+
+# Returns 1 applied, 0 version moved on (a duplicate), -1 no such job, -2 already delivered.
+SAVE_STATE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return -2 end
+local v = tonumber(redis.call('HGET', KEYS[1], 'version'))
+if v ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'status', 'running')
+return 1
+"""
+
+PUT_SLICE = """
+local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+local count = redis.call('HLEN', KEYS[1])
+local claimed = 0
+if count >= tonumber(ARGV[3]) then
+  claimed = redis.call('HSETNX', KEYS[2], 'merge:' .. ARGV[4], 1)
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
+end
+return {added, count, claimed}
+"""
+
+DELIVER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZREM', KEYS[2], ARGV[3])
+redis.call('PUBLISH', KEYS[3], ARGV[2])
+return 1
+"""
+
+BEGIN = """
+if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
+local count = redis.call('HINCRBY', KEYS[2], 'deliveries:' .. ARGV[1], 1)
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return count
+"""
+
+# Resume: only a soft-delivered job; its result joins the history, the state gets the new spec.
+RESUME = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HGET', KEYS[1], 'status') ~= 'soft_delivered' then return 0 end
+redis.call('RPUSH', KEYS[3], redis.call('HGET', KEYS[1], 'result'))
+redis.call('EXPIRE', KEYS[3], ARGV[5])
+redis.call('HDEL', KEYS[1], 'result')
+redis.call('HINCRBY', KEYS[1], 'round', 1)
+redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', ARGV[2], 'status', 'queued', 'deadline_s', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
+"""
+
+# A once-flag that can be re-taken: the field holds 'sent' once done, else 'owner|until_s' while held.
+# KEYS[1] flags hash; ARGV: flag, owner, now_s, lease_s, ttl_s. Returns 1 if the caller holds it now.
+LEASE = """
+local holder = redis.call('HGET', KEYS[1], ARGV[1])
+local now = tonumber(ARGV[3])
+if holder then
+  if holder == 'sent' then return 0 end
+  local owner, until_s = string.match(holder, '^(.*)|([^|]*)$')
+  if owner ~= ARGV[2] and tonumber(until_s or '0') > now then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. tostring(now + tonumber(ARGV[4])))
+redis.call('EXPIRE', KEYS[1], ARGV[5])
+return 1
+"""
