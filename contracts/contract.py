@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from functools import lru_cache
 from typing import Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
@@ -103,21 +104,23 @@ class Contract(ABC):
         """The JSON-able parameters that rebuild this contract (without any source document)."""
 
     def response_schema(self) -> dict[str, Any]:
-        """The strict JSON schema of a full output (OpenAI structured-output compatible)."""
-        try:
-            return strict_schema(self.output_model.model_json_schema())
-        except ValueError as exc:
-            raise ContractDefinitionError(self.name, str(exc)) from exc
+        """The strict JSON schema of a full output (OpenAI structured-output compatible).
+
+        Built once per output model and handed out as a fresh copy: pydantic's schema generation
+        costs far more than the rest of planning a call, and callers may keep or change the copy.
+        """
+        return dict(json.loads(self._schema_text()))
 
     def slice_schema(self, output: Any, pointer: str) -> dict[str, Any]:
         """The strict schema of ``{"value": <slice>}``, the reply of a surgical call at ``pointer``."""
-        value_schema = sub_schema(self.response_schema(), parse_pointer(pointer), pointer)
-        return {
-            "type": "object",
-            "properties": {"value": value_schema},
-            "required": ["value"],
-            "additionalProperties": False,
-        }
+        return dict(json.loads(_slice_schema_text(self._schema_text(), pointer)))
+
+    def _schema_text(self) -> str:
+        """The strict schema as JSON text, cached per output model (the schema depends on nothing else)."""
+        try:
+            return _strict_schema_text(self.output_model)
+        except ValueError as exc:
+            raise ContractDefinitionError(self.name, str(exc)) from exc
 
     def slice_context(self, output: Any, pointer: str) -> dict[str, Any]:
         """The enclosing value a surgical prompt shows around ``pointer``: its nearest existing parent."""
@@ -136,6 +139,26 @@ class Contract(ABC):
         if not isinstance(template, dict):
             raise ContractDefinitionError(self.name, "the output schema's root is not an object")
         return template
+
+
+@lru_cache(maxsize=64)
+def _strict_schema_text(model: type[BaseModel]) -> str:
+    return json.dumps(strict_schema(model.model_json_schema()))
+
+
+# Keyed by the whole schema text (its hash is computed once per string) so two contracts with the
+# same pointer but different schemas never share an entry; bounded because pointers come from
+# model output (an index per question).
+@lru_cache(maxsize=1024)
+def _slice_schema_text(schema_text: str, pointer: str) -> str:
+    value_schema = sub_schema(json.loads(schema_text), parse_pointer(pointer), pointer)
+    slice_schema = {
+        "type": "object",
+        "properties": {"value": value_schema},
+        "required": ["value"],
+        "additionalProperties": False,
+    }
+    return json.dumps(slice_schema)
 
 
 def decode(raw: str | bytes) -> tuple[Any, list[Failure]]:
@@ -161,7 +184,9 @@ def decode(raw: str | bytes) -> tuple[Any, list[Failure]]:
     except RecursionError:
         return None, [_failure("parse", ROOT, "invalid_json", "The output is nested too deeply to parse.")]
     except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        message = f"The output is not usable JSON ({' '.join(str(exc).split())[:120]}); write plain JSON values."
+        message = (
+            f"The output is not usable JSON ({' '.join(str(exc).split())[:120]}); write plain JSON values."
+        )
         return None, [_failure("parse", ROOT, "invalid_json", message)]
     return data, _duplicate_failures(data, duplicates) if duplicates else []
 
