@@ -24,6 +24,9 @@ Properties the drivers rely on:
   error; soft delivery returns the best attempt (fewest failures, ties -> later), never an
   unparsed one; with no parseable output at all the job ends ``failed`` with output ``None``.
 - ``secrets`` (``settings.secrets()``) are redacted from prompts; they are never stored in the state.
+- ``resume(state, feedback)`` (``tasks.feedback``) reopens a soft-delivered state for a new round:
+  the chain restarts with a fresh attempt cap and cost budget, the feedback in every later prompt;
+  each attempt record says its ``round``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from contracts.examples import AcceptedOutput
 from contracts.failure import Failure, Verdict
 from contracts.preserve import merge_with_preserve
 from tasks.calls import ModelReply
+from tasks.feedback import resume
 from tasks.job import (
     Action,
     EngineError,
@@ -70,6 +74,7 @@ __all__ = [
     "finish",
     "next_action",
     "result",
+    "resume",
     "start",
 ]
 
@@ -90,8 +95,8 @@ def next_action(
     if state.status is not None:
         return Finish(status=state.status, reason=state.reason)
     skipped: list[SkipRecord] = []
-    if len(state.attempts) >= policy.attempt_cap:
-        return _exhausted(state, skipped, f"max_attempts ({policy.attempt_cap}) reached")
+    if len(state.round_attempts) >= policy.attempt_cap:
+        return _stop(state, skipped, f"max_attempts ({policy.attempt_cap}) reached")
     contract = contract_for(state.spec)
     for index in range(state.next_step, len(policy.steps)):
         step = policy.steps[index]
@@ -107,26 +112,23 @@ def next_action(
         if over:
             return _stop(state, skipped, over)
         return plan.model_copy(update={"skipped": skipped})
-    return _exhausted(state, skipped, "every step of the policy was tried")
+    return _stop(state, skipped, "every step of the policy was tried")
 
 
 def _over_budget(state: JobState, policy: Policy, action: RunFull | RunSurgical) -> str | None:
-    # The first attempt always runs: a budget bounds escalation, not the job's existence.
-    if policy.budget_usd is None or not state.attempts:
+    # A round's first attempt always runs: a budget bounds escalation, not the job's existence.
+    if policy.budget_usd is None or not state.round_attempts:
         return None
     estimate = estimate_cost_usd(state, action)
     if estimate is None:
         return None
-    if state.spent_usd + estimate > policy.budget_usd:
+    spent = state.round_spent_usd
+    if spent + estimate > policy.budget_usd:
         return (
-            f"budget of ${policy.budget_usd:.6f} reached: spent ${state.spent_usd:.6f}, "
+            f"budget of ${policy.budget_usd:.6f} reached: spent ${spent:.6f}, "
             f"next step {action.step} would cost about ${estimate:.6f}"
         )
     return None
-
-
-def _exhausted(state: JobState, skipped: list[SkipRecord], why: str) -> Finish:
-    return _stop(state, skipped, why)
 
 
 def _stop(state: JobState, skipped: list[SkipRecord], why: str) -> Finish:
@@ -236,6 +238,7 @@ def result(state: JobState, action: Finish | None = None) -> dict[str, Any]:
         attempts=state.attempts,
         skipped=state.skipped,
         simulated=state.spec.simulated,
+        job_round=state.round,
     )
 
 
@@ -296,4 +299,5 @@ def _ended(state: JobState, record: AttemptRecord, status: Any, reason: str) -> 
 
 
 def _with_attempt(state: JobState, record: AttemptRecord, **update: Any) -> JobState:
+    record = record.model_copy(update={"round": state.round})
     return state.model_copy(update={"attempts": [*state.attempts, record], **update})

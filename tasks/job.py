@@ -63,6 +63,8 @@ class JobSpec(BaseModel):
     source: str
     simulated: bool = False
     options: EngineOptions = Field(default_factory=EngineOptions)
+    # A person's feedback, one entry per resume (``engine.resume``); every later prompt carries it.
+    feedback: list[str] = Field(default_factory=list)
 
 
 class Standing(BaseModel):
@@ -86,11 +88,22 @@ class JobState(BaseModel):
     sent: list[str] = Field(default_factory=list)  # fingerprints of (model, prompt) already sent
     status: Status | None = None
     reason: str = ""
+    round: int = 0  # 0 for the first run; +1 per resume with feedback (fresh attempt and cost budget)
 
     @property
     def spent_usd(self) -> float:
         """The known cost so far (attempts of unknown price count 0 here; the result says unknown)."""
         return sum(a.cost_usd or 0.0 for a in self.attempts)
+
+    @property
+    def round_attempts(self) -> list[AttemptRecord]:
+        """The attempts of the current round (the budget a resume resets counts only these)."""
+        return [a for a in self.attempts if a.round == self.round]
+
+    @property
+    def round_spent_usd(self) -> float:
+        """The known cost of the current round's attempts."""
+        return sum(a.cost_usd or 0.0 for a in self.round_attempts)
 
 
 class ExampleInfo(BaseModel):

@@ -28,13 +28,13 @@ def fingerprint(call: ModelCall) -> str:
 
 
 def step_context(state: JobState) -> StepContext:
-    """The view of the state a step's ``when``/``target`` callables receive."""
+    """The view of the state a step's ``when``/``target`` callables receive (counts of this round)."""
     best = state.best
     return StepContext(
         failures=tuple(best.failures if best else state.last_failures),
         output=best.output if best else None,
-        attempts_made=len(state.attempts),
-        spent_usd=state.spent_usd,
+        attempts_made=len(state.round_attempts),
+        spent_usd=state.round_spent_usd,
     )
 
 
@@ -97,15 +97,15 @@ def _full_messages(
     state: JobState, policy: Policy, step: Step, contract: Contract, example: Example | None
 ) -> Messages:
     instructions = step.instructions(contract.task_instructions())
-    source = state.spec.source
+    source, human = state.spec.source, state.spec.feedback
     if not state.attempts or not policy.feedback:
-        return task_messages(instructions, source, example)
+        return task_messages(instructions, source, example, human)
     if state.best is not None:
-        return retry_messages(instructions, source, state.best.output, state.best.failures, example)
+        return retry_messages(instructions, source, state.best.output, state.best.failures, example, human)
     if state.last_raw is not None:
         previous = state.last_raw[:RAW_FEEDBACK_CHARS]
-        return retry_messages(instructions, source, previous, state.last_failures, example)
-    return task_messages(instructions, source, example)
+        return retry_messages(instructions, source, previous, state.last_failures, example, human)
+    return task_messages(instructions, source, example, human)
 
 
 def plan_surgical(
@@ -123,7 +123,9 @@ def plan_surgical(
         return SkipRecord(step=label, step_index=index, reason=reason)
     calls, values, digests = {}, {}, []
     for target in targets_for(step, ctx):
-        messages = slice_prompt(contract, step, state.spec.source, best.output, target, best.failures)
+        messages = slice_prompt(
+            contract, step, state.spec.source, best.output, target, best.failures, state.spec.feedback
+        )
         call = ModelCall(
             model=step.model,
             messages=redact_messages(messages, secrets),

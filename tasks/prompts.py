@@ -1,5 +1,7 @@
 """Prompt text for every attempt: task, byte-deterministic retry with feedback, surgical slice; redaction.
 
+A resumed job's prompts also carry a person's notes in a ``<human_feedback>`` section.
+
 Every builder is a pure function of its inputs, so equal inputs give byte-identical prompts (the
 engine relies on that to never send the same prompt to the same model twice). The tags follow the
 "Prompt format" section of docs/architecture.md, which the simulator reads.
@@ -52,12 +54,27 @@ def failure_lines(failures: Sequence[Failure]) -> str:
     return "\n".join(f"- {f.pointer or '/'}: {f.message} [{f.code}]" for f in failures)
 
 
-def task_messages(instructions: str, source: str, example: Example | None = None) -> Messages:
+def human_feedback_block(feedback: Sequence[str]) -> str:
+    """A person's feedback on an earlier delivery, tagged and set apart (empty if none).
+
+    ``<`` is escaped so the text cannot close the tag or fake another section of the prompt.
+    """
+    lines = [line.strip().replace("<", "&lt;") for line in feedback if line.strip()]
+    if not lines:
+        return ""
+    items = "\n".join("- " + line.replace("\n", "\n  ") for line in lines)
+    return (
+        "\n\n<human_feedback>\nA person reviewed an earlier delivery of this output and asks for the "
+        f"following; apply it while keeping every requirement above:\n{items}\n</human_feedback>"
+    )
+
+
+def task_messages(
+    instructions: str, source: str, example: Example | None = None, feedback: Sequence[str] = ()
+) -> Messages:
     """The first (or feedback-free) prompt of a full attempt."""
-    return [
-        {"role": "system", "content": instructions},
-        {"role": "user", "content": document_block(source) + example_block(example)},
-    ]
+    user = document_block(source) + human_feedback_block(feedback) + example_block(example)
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
 
 
 def retry_prompt(original: str, previous_output: Any, failures: Sequence[Failure]) -> str:
@@ -76,16 +93,16 @@ def retry_messages(
     previous_output: Any,
     failures: Sequence[Failure],
     example: Example | None = None,
+    feedback: Sequence[str] = (),
 ) -> Messages:
     """A full attempt with feedback: the task prompt's user text made into a retry prompt."""
     original = document_block(source)
-    return [
-        {"role": "system", "content": instructions},
-        {
-            "role": "user",
-            "content": retry_prompt(original, previous_output, failures) + example_block(example),
-        },
-    ]
+    user = (
+        retry_prompt(original, previous_output, failures)
+        + human_feedback_block(feedback)
+        + example_block(example)
+    )
+    return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
 
 
 def slice_instructions(title: str) -> str:
@@ -107,8 +124,9 @@ def slice_messages(
     excerpt: str | None,
     failures: Sequence[Failure],
     invariants: Sequence[str],
+    feedback: Sequence[str] = (),
 ) -> Messages:
-    """One surgical slice prompt: slice, parent context, source excerpt, failures, invariants."""
+    """One surgical slice prompt: slice, parent context, source excerpt, failures, invariants, feedback."""
     parent_pointer = str(context.get("parent_pointer", ""))
     invariant_text = "\n".join(f"- {line}" for line in invariants) or "- (none)"
     user = (
@@ -117,7 +135,7 @@ def slice_messages(
         f'<context pointer="{parent_pointer}">{canonical_json(context.get("parent"))}</context>\n\n'
         f"<source_excerpt>{excerpt or ''}</source_excerpt>\n\n"
         f"<failures>\n{failure_lines(failures)}\n</failures>\n\n"
-        f"<invariants>\n{invariant_text}\n</invariants>\n\n"
+        f"<invariants>\n{invariant_text}\n</invariants>{human_feedback_block(feedback)}\n\n"
         f"{DELTA_INSTRUCTION}"
     )
     return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]

@@ -70,9 +70,15 @@ def slice_value(output: Any, target: str) -> Any:
 
 
 def slice_prompt(
-    contract: Contract, step: Step, source: str, output: Any, target: str, failures: Sequence[Failure]
+    contract: Contract,
+    step: Step,
+    source: str,
+    output: Any,
+    target: str,
+    failures: Sequence[Failure],
+    feedback: Sequence[str] = (),
 ) -> Messages:
-    """The slice prompt for one target: slice, context, excerpt, its failures, preserve invariants."""
+    """The slice prompt for one target: slice, context, excerpt, failures, invariants, human feedback."""
     invariants = invariant_lines(target, preserved_paths(output, target, step.preserve))
     return slice_messages(
         step.instructions(slice_instructions(contract.title)),
@@ -83,6 +89,7 @@ def slice_prompt(
         contract.source_excerpt(output, target),
         failures_at(target, failures),
         invariants,
+        feedback,
     )
 
 

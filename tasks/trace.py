@@ -52,6 +52,7 @@ class AttemptRecord(BaseModel):
     outcome: Outcome
     error: str | None = None
     prompt: list[dict[str, str]] | None = None
+    round: int = 0  # which run of the job made it: 0 first, then one more per resume with feedback
 
     def public(self) -> dict[str, Any]:
         """The record in the result schema (failures in their four-key public form)."""
@@ -89,6 +90,7 @@ def build_result(
     attempts: list[AttemptRecord],
     skipped: list[SkipRecord],
     simulated: bool,
+    job_round: int = 0,
 ) -> dict[str, Any]:
     """The job result: status, output (None unless delivered or soft-delivered), failures, attempts, totals."""
     total = Usage()
@@ -108,4 +110,5 @@ def build_result(
         "cost_usd": known_cost,
         "latency_ms": round(sum(a.latency_ms for a in attempts), 3),
         "simulated": simulated,
+        "round": job_round,
     }

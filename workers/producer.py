@@ -16,10 +16,13 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings, load_settings
-from workers.store import FINAL_STATUSES, JobStore, get_store
+from workers.store import FINAL_STATUSES, JobRecord, JobStore, get_store
+
+if TYPE_CHECKING:
+    from tasks.job import JobState
 
 
 class ProducerError(Exception):
@@ -81,6 +84,10 @@ class JobHandle:
             attempts = [a.public() for a in state.attempts]
         return attempts
 
+    def history(self) -> list[dict[str, Any]]:
+        """The results delivered before each resume, oldest first (the current one is ``result()``)."""
+        return self._store().history(self.id)
+
     def done(self) -> bool:
         """True once the job has a final status."""
         return self.status() in FINAL_STATUSES
@@ -128,28 +135,43 @@ def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
 
 
 def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> JobHandle:
-    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept."""
+    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
+
+    The delivered result moves to the job's history, the job is queued again as a new round and
+    ends with a new result; a callback given at enqueue fires once more, for that new result.
+    """
     from tasks import engine
+    from tasks.feedback import MAX_FEEDBACK_CHARS
 
     settings = settings or load_settings()
-    if not feedback.strip():
+    text = feedback.strip()
+    if not text:
         raise InvalidJob("feedback is empty")
+    if len(text) > MAX_FEEDBACK_CHARS:
+        raise InvalidJob(f"feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed")
     store = get_store(settings)
     record = store.load(job_id)
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
-    from tasks.job import JobState
-
-    resume_state = getattr(engine, "resume", None)
-    if resume_state is None:  # the engine has no feedback-reset yet (JobSpec.feedback)
-        raise InvalidJob("this engine version cannot resume jobs with feedback")
-    state = resume_state(JobState.model_validate(record.state), feedback)
-    spec = dict(record.spec) | {"feedback": [*record.spec.get("feedback", []), feedback]}
+    state = engine.resume(_finished_state(record), text)
+    spec = dict(record.spec) | {"feedback": [*record.spec.get("feedback", []), text]}
     deadline_s = time.time() + settings.worker.job_deadline_s
     if not store.resume(job_id, spec, state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
     _publish_first_attempt(job_id, settings, n=record.version + 1)
     return JobHandle(job_id, settings)
+
+
+def _finished_state(record: JobRecord) -> JobState:
+    """The engine state as delivered: the flow finishes a state only in the result it stores."""
+    from tasks.job import JobState
+
+    state = JobState.model_validate(record.state)
+    if state.status is None and record.result is not None:
+        state = state.model_copy(
+            update={"status": record.result["status"], "reason": record.result["reason"]}
+        )
+    return state
 
 
 def _publish_first_attempt(job_id: str, settings: Settings, *, n: int) -> None:

@@ -47,6 +47,7 @@ def test_a_job_flows_to_delivery_with_one_slice_per_failing_question(
     result = handle.result(timeout_s=60)
     # Then it is delivered, surgically repaired if needed, and every slice ran exactly once
     assert (result["status"], result["job_id"]) == ("delivered", handle.id)
+    assert result["simulated"] is False  # the scripted model does not declare itself the simulator
     assert [a["mode"] for a in result["attempts"]] == modes
     assert model.requests == calls
     if imbalanced:

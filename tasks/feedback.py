@@ -1,0 +1,40 @@
+"""A person's feedback on a soft-delivered job: reopen its state for one more round of the chain.
+
+This is seed 003's human-in-the-loop reset. The resumed state keeps everything the job learned
+(attempts, best output, prompts already sent) and changes only what a new round needs:
+
+- the feedback is appended to ``spec.feedback``, so every later prompt (full and slice) carries it
+  in a ``<human_feedback>`` section (redacted like the rest of the prompt);
+- ``round`` goes up by one: the step chain restarts at its first step, and the attempt cap and cost
+  budget count only this round's attempts (a fresh budget);
+- the best output stays the starting point (surgical steps repair it; soft delivery still returns
+  the best of all rounds); attempt numbers continue, so no ``n`` repeats;
+- the prompts already sent stay recorded: a prompt with new feedback is new, and an identical one
+  is still never sent twice.
+
+Pure, like the engine. A wrong call raises ``tasks.job.EngineError``.
+"""
+
+from __future__ import annotations
+
+from tasks.job import EngineError, JobState
+
+MAX_FEEDBACK_CHARS = 4000  # one person's note, not a second document
+
+
+def resume(state: JobState, feedback: str) -> JobState:
+    """The state of a soft-delivered job reopened for a new round carrying ``feedback``."""
+    job_id = state.spec.job_id
+    if state.status != "soft_delivered":
+        raise EngineError(job_id, f"only a soft_delivered job can be resumed, this one is {state.status}")
+    text = feedback.strip()
+    if not text:
+        raise EngineError(job_id, "the feedback is empty")
+    if len(text) > MAX_FEEDBACK_CHARS:
+        raise EngineError(
+            job_id, f"the feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed"
+        )
+    spec = state.spec.model_copy(update={"feedback": [*state.spec.feedback, text]})
+    return state.model_copy(
+        update={"spec": spec, "status": None, "reason": "", "next_step": 0, "round": state.round + 1}
+    )
