@@ -15,7 +15,7 @@ from tasks.calls import ModelCall
 from tasks.job import ExampleInfo, JobState, RunFull, RunSurgical
 from tasks.policy import Policy, Step, StepContext
 from tasks.prompts import Messages, redact_messages, retry_messages, task_messages
-from tasks.surgery import slice_prompt, slice_value, targets_for
+from tasks.surgery import rejected_repairs, slice_prompt, slice_value, targets_for
 from tasks.trace import SkipRecord
 
 RAW_FEEDBACK_CHARS = 2000  # how much of an unparseable previous output a retry prompt quotes
@@ -124,7 +124,14 @@ def plan_surgical(
     calls, values, digests = {}, {}, []
     for target in targets_for(step, ctx):
         messages = slice_prompt(
-            contract, step, state.spec.source, best.output, target, best.failures, state.spec.feedback
+            contract,
+            step,
+            state.spec.source,
+            best.output,
+            target,
+            best.failures,
+            state.spec.feedback,
+            rejected_repairs(state.attempts, target),
         )
         call = ModelCall(
             model=step.model,

@@ -125,6 +125,7 @@ def slice_messages(
     failures: Sequence[Failure],
     invariants: Sequence[str],
     feedback: Sequence[str] = (),
+    rejected: Sequence[Any] = (),
 ) -> Messages:
     """One surgical slice prompt: slice, parent context, source excerpt, failures, invariants, feedback."""
     parent_pointer = str(context.get("parent_pointer", ""))
@@ -135,10 +136,21 @@ def slice_messages(
         f'<context pointer="{parent_pointer}">{canonical_json(context.get("parent"))}</context>\n\n'
         f"<source_excerpt>{excerpt or ''}</source_excerpt>\n\n"
         f"<failures>\n{failure_lines(failures)}\n</failures>\n\n"
-        f"<invariants>\n{invariant_text}\n</invariants>{human_feedback_block(feedback)}\n\n"
-        f"{DELTA_INSTRUCTION}"
+        f"<invariants>\n{invariant_text}\n</invariants>{rejected_block(rejected)}"
+        f"{human_feedback_block(feedback)}\n\n{DELTA_INSTRUCTION}"
     )
     return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
+
+
+def rejected_block(rejected: Sequence[Any]) -> str:
+    """Earlier repairs of this slice that did not pass, so the model does not repeat them."""
+    if not rejected:
+        return ""
+    items = "\n".join(canonical_json(value) for value in rejected)
+    return (
+        "\n\n<rejected_repairs>\nThese earlier repairs of this slice still failed the checks; "
+        f"do not repeat them:\n{items}\n</rejected_repairs>"
+    )
 
 
 def invariant_lines(pointer: str, preserved: Sequence[tuple[str, Any]]) -> list[str]:

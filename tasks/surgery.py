@@ -16,6 +16,7 @@ from contracts.failure import Failure
 from contracts.pointer import exists, expand, format_pointer, get, is_prefix, join, parent, parse_pointer
 from tasks.policy import Step, StepContext
 from tasks.prompts import Messages, invariant_lines, slice_instructions, slice_messages
+from tasks.trace import AttemptRecord
 
 
 def targets_for(step: Step, ctx: StepContext) -> list[str]:
@@ -77,6 +78,7 @@ def slice_prompt(
     target: str,
     failures: Sequence[Failure],
     feedback: Sequence[str] = (),
+    rejected: Sequence[Any] = (),
 ) -> Messages:
     """The slice prompt for one target: slice, context, excerpt, failures, invariants, human feedback."""
     invariants = invariant_lines(target, preserved_paths(output, target, step.preserve))
@@ -90,7 +92,22 @@ def slice_prompt(
         failures_at(target, failures),
         invariants,
         feedback,
+        rejected,
     )
+
+
+def rejected_repairs(attempts: Sequence[AttemptRecord], target: str, limit: int = 2) -> list[Any]:
+    """The latest slice replies for ``target`` that did not end up valid (newest last, at most ``limit``).
+
+    Putting them in the next slice prompt both tells the model what not to repeat and makes the prompt
+    new, so a later surgical step may retry an item instead of being skipped as a byte-identical resend.
+    """
+    found: list[Any] = []
+    for attempt in attempts:
+        for record in attempt.slices:
+            if record.pointer == target and record.received is not None and record.received not in found:
+                found.append(record.received)
+    return found[-limit:]
 
 
 def read_slice_reply(text: str | None) -> tuple[Any, str | None]:

@@ -255,22 +255,31 @@ def test_identical_prompt_is_never_sent_twice_to_the_same_model() -> None:
     assert "identical prompt" in res["skipped"][0]["reason"]
 
 
-def test_surgery_without_progress_is_not_repeated() -> None:
-    # Given two identical surgical nano steps, and a slice that comes back unchanged
+def test_surgery_retries_an_item_once_with_its_rejected_repair_then_stops() -> None:
+    # Given three identical surgical nano steps, and a slice that keeps coming back unchanged
     surgical = Step(mode="surgical", target="parent", preserve=PRESERVE)
     policy = Policy(
-        name="p", steps=(Step(mode="full"), surgical, surgical, Step(mode="full", model="gpt-5-mini"))
+        name="p",
+        steps=(Step(mode="full"), surgical, surgical, surgical, Step(mode="full", model="gpt-5-mini")),
     )
     broken = q.imbalance(q.valid_quiz(), [4])
+    unchanged = {"/questions/4": q.slice_reply(broken["questions"][4])}
     state = full(start(q.spec()), policy, broken)
-    action = next_action(state, policy)
-    assert isinstance(action, RunSurgical)
-    state = apply_surgical(state, action, {"/questions/4": q.slice_reply(broken["questions"][4])})
+    first = next_action(state, policy)
+    assert isinstance(first, RunSurgical)
+    state = apply_surgical(state, first, unchanged)
     # When the chain continues
-    action = next_action(state, policy)
-    # Then the identical second surgical step is skipped and it escalates to a full mini attempt
-    assert isinstance(action, RunFull) and action.call.model == "gpt-5-mini"
-    assert "already sent" in action.skipped[0].reason
+    second = next_action(state, policy)
+    # Then the second surgical step re-asks with the rejected repair in the prompt (a new prompt)
+    assert isinstance(second, RunSurgical)
+    prompt = second.calls["/questions/4"].messages[-1]["content"]
+    assert "<rejected_repairs>" in prompt
+    assert "<rejected_repairs>" not in first.calls["/questions/4"].messages[-1]["content"]
+    state = apply_surgical(state, second, unchanged)
+    # And when the same repair comes back again, the third (now byte-identical) step is skipped
+    third = next_action(state, policy)
+    assert isinstance(third, RunFull) and third.call.model == "gpt-5-mini"
+    assert "already sent" in third.skipped[0].reason
 
 
 def test_unparseable_and_error_slices_are_just_not_applied(default_policy: Policy) -> None:
