@@ -13,6 +13,7 @@ scripted OpenAI-compatible model server (a simulation; see tests/fixtures/script
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import subprocess
@@ -26,7 +27,7 @@ from typing import Any
 from celery import chord
 
 from tests.fixtures.redis_server import RedisServer, free_port
-from tests.fixtures.scripted_model import ScriptedModel, document, start_scripted_model
+from tests.fixtures.scripted_model import document, start_scripted_model
 
 REPO = Path(__file__).resolve().parents[1]
 SECTION = "## Distributed execution"
@@ -45,6 +46,40 @@ if os.environ.get("SUTURE_BENCH_WORKER"):  # imported by `celery -A bench.bench_
         return len(results)
 
 
+class ModelProcess:
+    """The scripted model server in a process of its own, so it takes no GIL from the producer.
+
+    Counters (``in_flight["max"]``) are read back when it stops.
+    """
+
+    def __init__(self, *, questions: int, imbalanced: int = 0, latency_s: float = 0.0) -> None:
+        command = [sys.executable, "-m", "bench.bench_celery", "--serve-model", str(questions)]
+        command += [str(imbalanced), str(latency_s)]
+        self.process = subprocess.Popen(
+            command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        assert self.process.stdout is not None
+        self.base_url = self.process.stdout.readline().strip()
+        if not self.base_url.startswith("http"):
+            raise RuntimeError("the scripted model server did not start")
+        self.in_flight: dict[str, int] = {}
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            out, _ = self.process.communicate("stop\n", timeout=30)
+            self.in_flight = json.loads(out.strip().splitlines()[-1])
+
+
+def serve_model(questions: int, imbalanced: int, latency_s: float) -> int:
+    """Run the scripted model until stdin closes; print its URL first and its in-flight counts last."""
+    model = start_scripted_model(questions=questions, imbalanced=imbalanced, latency_s=latency_s)
+    print(model.base_url, flush=True)
+    sys.stdin.readline()
+    model.stop()
+    print(json.dumps(model.in_flight), flush=True)
+    return 0
+
+
 class Bench:
     """One private Redis, one scripted model, and workers started with suture's settings."""
 
@@ -55,9 +90,9 @@ class Bench:
         self.worker_count = workers
         self.directory = directory
         self.workers: list[subprocess.Popen[bytes]] = []
-        self.model: ScriptedModel | None = None
+        self.model: ModelProcess | None = None
 
-    def start(self, model: ScriptedModel, *, concurrency: int | None = None) -> Any:
+    def start(self, model: ModelProcess, *, concurrency: int | None = None) -> Any:
         self.stop_workers()
         workers = self.worker_count
         self.model = model
@@ -160,7 +195,7 @@ def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_fligh
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp), concurrency=concurrency, workers=workers)
         try:
-            settings = bench.start(start_scripted_model(questions=4))
+            settings = bench.start(ModelProcess(questions=4))
             bare_round_trips(50)  # warm-up: connections, imports
             suture_jobs(20, settings, 4)
             # Interleaved repeats, median of each: the 2-core machine is noisy run to run.
@@ -172,7 +207,7 @@ def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_fligh
                 assert all(r["status"] == "delivered" for r in first)
             figures["bare_rps"], figures["first_pass_jps"] = median(bare), median(ours)
 
-            settings = bench.start(start_scripted_model(questions=4, imbalanced=3))
+            settings = bench.start(ModelProcess(questions=4, imbalanced=3))
             bare_chords(20)
             suture_jobs(20, settings, 4)
             bare, ours = [], []
@@ -183,11 +218,12 @@ def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_fligh
                 assert all([a["mode"] for a in r["attempts"]] == ["full", "surgical"] for r in surgical)
             figures["chord_ps"], figures["surgical_jps"] = median(bare), median(ours)
 
-            slow = start_scripted_model(questions=4, latency_s=1.0)
+            slow = ModelProcess(questions=4, latency_s=1.0)
             settings = bench.start(slow, concurrency=figures["slow_concurrency"])
             started = time.perf_counter()
             figures["slow_jps"], _ = suture_jobs(slow_jobs, settings, 4)
             figures["slow_elapsed_s"] = time.perf_counter() - started
+            bench.stop_workers()
             figures["slow_in_flight"] = slow.in_flight["max"]
         finally:
             bench.close()
@@ -256,7 +292,13 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--slow-in-flight", type=int, default=120, help="threads in all, 1 s latency run")
     parser.add_argument("--write", action="store_true", help="write the figures to docs/benchmarks.md")
+    parser.add_argument(
+        "--serve-model", nargs=3, metavar=("QUESTIONS", "IMBALANCED", "LATENCY_S"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
+    if args.serve_model:
+        questions, imbalanced, latency_s = args.serve_model
+        return serve_model(int(questions), int(imbalanced), float(latency_s))
     text = report(run(args.jobs, args.slow_jobs, args.concurrency, args.workers, args.slow_in_flight))
     print(text)
     if args.write:

@@ -138,6 +138,8 @@ class CeleryDispatcher:
 
 
 def _send(name: str, *args: Any, producer: Any = None, **kwargs: Any) -> None:
+    # ignore_result: without it send_task subscribes this process to the task's result channel
+    # (one more Redis command per task, and a subscription kept for good): results live in the store.
     app.send_task(
         name,
         args=list(args),
@@ -146,6 +148,7 @@ def _send(name: str, *args: Any, producer: Any = None, **kwargs: Any) -> None:
         argsrepr=repr(args),
         kwargsrepr=repr(kwargs),
         producer=producer,
+        ignore_result=True,
     )
 
 

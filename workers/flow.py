@@ -6,6 +6,11 @@ merge applies once (same CAS); the result is stored once and the callback fires 
 redelivered task that finds its work already applied re-dispatches what comes next (the next
 task is idempotent too), so a worker killed between "applied" and "published" strands nothing.
 Tasks are sent through a ``Dispatcher`` so tests can drive the flow without a broker.
+
+A job enqueued with a ``batch`` gets example tier 2 on its retries: the fully valid outputs of
+earlier jobs of the batch (``workers.accepted``), read only when a retry is planned. A resumed job
+(``producer.resume``) is a new round of the same job: its new result is stored and its callback
+fires once more (once per round, flag ``callback:<round>``).
 """
 
 from __future__ import annotations
@@ -17,13 +22,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from config.settings import Settings
+from contracts.examples import AcceptedOutput
 from tasks import engine
 from tasks.calls import ModelCall, ModelReply
 from tasks.job import Finish, JobSpec, JobState, RunFull, RunSurgical, contract_for
 from tasks.policy import Policy, load_policy
+from workers.accepted import AcceptedOutputs
 from workers.store import JobNotFound, JobRecord, JobStore
 
 log = logging.getLogger(__name__)
@@ -60,17 +68,18 @@ class Flow:
     # -- suture.attempt ---------------------------------------------------------------------
     def attempt(self, job_id: str, n: int) -> str:
         """Run full attempt ``n`` (or whatever the engine asks next) and apply it once."""
-        record = self.store.load(job_id)
+        opening = self.store.open_task(job_id, f"attempt:{n}")
+        record = opening.record
         if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
-            return self.deliver(job_id)
+            return self._deliver(record)
         if record.version >= n:
             return self._redelivered(record, n)
-        if self._poisoned(record, f"attempt:{n}"):
+        if self._poisoned(record, f"attempt:{n}", opening.deliveries):
             return "poisoned"
         state = self._state(record)
         action = self._next(state, record)
         if not isinstance(action, RunFull) or action.n != n:
-            self._dispatch(record.job_id, state, action)
+            self._dispatch(record, state, action)
             return "redirected"
         reply = self.caller(action.call)
         new_state = engine.apply_full(state, action, reply)
@@ -79,15 +88,16 @@ class Flow:
     # -- suture.surgical_slice --------------------------------------------------------------
     def surgical_slice(self, job_id: str, n: int, pointer: str) -> str:
         """Regenerate one slice of surgical attempt ``n``; the last slice in schedules the merge."""
-        record = self.store.load(job_id)
+        opening = self.store.open_task(job_id, f"slice:{n}:{pointer}", n=n, pointer=pointer)
+        record = opening.record
         if record.finished or record.version >= n:
             return "finished"
         action = self._surgical_action(record, n)
         if action is None or pointer not in action.calls:
             return "stale"
         reply: dict[str, Any] | None = None
-        if not self.store.has_slice(job_id, n, pointer):
-            if self._poisoned(record, f"slice:{n}:{pointer}"):
+        if not opening.slice_stored:
+            if self._poisoned(record, f"slice:{n}:{pointer}", opening.deliveries):
                 return "poisoned"
             reply = self.caller(action.calls[pointer]).model_dump(mode="json")
         outcome = self.store.put_slice(job_id, n, pointer, reply or {}, expected=len(action.calls))
@@ -101,15 +111,16 @@ class Flow:
     # -- suture.merge -----------------------------------------------------------------------
     def merge(self, job_id: str, n: int) -> str:
         """Splice the slices of surgical attempt ``n`` into the state once, then go on."""
-        record = self.store.load(job_id)
+        opening = self.store.open_task(job_id, f"merge:{n}", n=n, slices=True)
+        record = opening.record
         if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
-            return self.deliver(job_id)
+            return self._deliver(record)
         if record.version >= n:
             return self._redelivered(record, n)
-        if self._poisoned(record, f"merge:{n}"):
+        if self._poisoned(record, f"merge:{n}", opening.deliveries):
             return "poisoned"
         action = self._surgical_action(record, n)
-        stored = self.store.slices(job_id, n)
+        stored = opening.slices
         if action is None or set(stored) != set(action.calls):
             return "incomplete"
         replies = {pointer: ModelReply.model_validate(stored[pointer]) for pointer in action.calls}
@@ -124,17 +135,34 @@ class Flow:
         except JobNotFound:  # expired from Redis: nothing to deliver, stop watching it
             self.store.forget_deadline(job_id)
             return "gone"
+        return self._deliver(record, give_up=give_up)
+
+    def _deliver(
+        self,
+        record: JobRecord,
+        state: JobState | None = None,
+        *,
+        give_up: str | None = None,
+        finish: Finish | None = None,
+    ) -> str:
+        """Deliver ``record``'s job; a task that holds the job's state and finish passes them in."""
+        job_id = record.job_id
         result = record.result
         if result is None:
-            result = self._final_result(record, give_up)
+            state = state or self._state(record)
+            result = self._final_result(record, state, give_up, finish)
             if self.store.deliver(job_id, result):
-                self._report(record, result)
+                self._report(state, result)
+                self._remember_accepted(record, result)
             else:
                 result = self.store.result(job_id) or result
+        self._callback(record, result)
+        return str(result["status"])
+
+    def _callback(self, record: JobRecord, result: dict[str, Any]) -> None:
         callback = record.spec.get("callback")
         if callback:
             self._fire_callback(record, str(callback), str(result["status"]))
-        return str(result["status"])
 
     def _fire_callback(self, record: JobRecord, target: str, status: str) -> None:
         """Fire the callback until one send completes: the lease holder sends, then marks it done.
@@ -162,19 +190,37 @@ class Flow:
 
     # -- internals ---------------------------------------------------------------------------
     def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> str:
+        action = self._next(state, record)
+        if isinstance(action, Finish):
+            return self._save_and_deliver(record, n, state, action)
         if not self.store.save_state(record.job_id, n - 1, state.model_dump(mode="json")):
             return "duplicate"  # another delivery of this task applied it first and moves on
         self._report_progress(record.job_id, state)
-        self._dispatch(record.job_id, state, self._next(state, record))
+        self._dispatch(record, state, action)
+        return "applied"
+
+    def _save_and_deliver(self, record: JobRecord, n: int, state: JobState, finish: Finish) -> str:
+        """Apply attempt ``n`` and deliver the job in one atomic write, as most jobs end.
+
+        No progress event: the task's own task-succeeded event reports the end.
+        """
+        result = self._final_result(record, state, None, finish)
+        if not self.store.save_and_deliver(record.job_id, n - 1, state.model_dump(mode="json"), result):
+            return "duplicate"  # another delivery of this task applied it first and delivered
+        self._report(state, result)
+        self._remember_accepted(record, result)
+        self._callback(record, result)
         return "applied"
 
     def _redelivered(self, record: JobRecord, n: int) -> str:
         if record.version == n:  # applied, but the next task may never have been published
             state = self._state(record)
-            self._dispatch(record.job_id, state, self._next(state, record))
+            self._dispatch(record, state, self._next(state, record))
         return "duplicate"
 
-    def _dispatch(self, job_id: str, state: JobState, action: RunFull | RunSurgical | Finish) -> None:
+    def _dispatch(self, record: JobRecord, state: JobState, action: RunFull | RunSurgical | Finish) -> None:
+        """Send what comes after ``state`` (``record`` is the job as read before it, undelivered)."""
+        job_id = record.job_id
         if isinstance(action, RunFull):
             self.dispatcher.attempt(job_id, action.n)
         elif isinstance(action, RunSurgical):
@@ -183,17 +229,16 @@ class Flow:
         else:
             # Deliver in this task rather than a separate suture.deliver: one task fewer per job;
             # suture.deliver remains for the watchdog and poison jobs (store.deliver is once-only).
-            self.deliver(job_id)
+            self._deliver(record, state, finish=action)
 
     def _surgical_action(self, record: JobRecord, n: int) -> RunSurgical | None:
-        stored = self.store.action(record.job_id, n)
+        stored = record.action(n)
         if stored is not None:
             return RunSurgical.model_validate(stored)
         action = self._next(self._state(record), record)
         return action if isinstance(action, RunSurgical) and action.n == n else None
 
-    def _poisoned(self, record: JobRecord, task_key: str) -> bool:
-        deliveries = self.store.begin(record.job_id, task_key)
+    def _poisoned(self, record: JobRecord, task_key: str, deliveries: int) -> bool:
         limit = self.settings.worker.max_redeliveries + 1
         if deliveries <= limit:
             return False
@@ -222,31 +267,57 @@ class Flow:
 
     def _next(self, state: JobState, record: JobRecord) -> RunFull | RunSurgical | Finish:
         # secrets are redacted from every prompt the engine builds
-        return engine.next_action(state, self._policy(record), secrets=self.settings.secrets())
+        policy = self._policy(record)
+        accepted = self._accepted(state, record, policy)
+        return engine.next_action(state, policy, accepted=accepted, secrets=self.settings.secrets())
+
+    @cached_property
+    def accepted_outputs(self) -> AcceptedOutputs:
+        """The batches' accepted outputs, in the job store's Redis."""
+        limit = self.settings.worker.accepted_per_batch
+        ttl_s = self.settings.worker.store_ttl_s
+        return AcceptedOutputs(self.store.redis, limit=limit, ttl_s=ttl_s, prefix=self.store.prefix)
+
+    def _accepted(self, state: JobState, record: JobRecord, policy: Policy) -> list[AcceptedOutput]:
+        # Only retries attach examples from the batch: a first attempt costs no extra Redis read.
+        batch = record.spec.get("batch")
+        if not batch or not policy.examples or not state.attempts or state.status is not None:
+            return []
+        return self.accepted_outputs.recent(str(batch))
+
+    def _remember_accepted(self, record: JobRecord, result: dict[str, Any]) -> None:
+        batch = record.spec.get("batch")
+        if not batch:
+            return
+        try:
+            self.accepted_outputs.add(str(batch), result)
+        except Exception:  # examples are an optimisation; the result is already stored
+            log.exception("job %s: could not keep its output for batch examples", record.job_id)
 
     def _policy(self, record: JobRecord) -> Policy:
         return load_policy(record.spec.get("policy"), self.settings)
 
-    def _final_result(self, record: JobRecord, give_up: str | None) -> dict[str, Any]:
-        state = self._state(record)
+    def _final_result(
+        self, record: JobRecord, state: JobState, give_up: str | None, finish: Finish | None
+    ) -> dict[str, Any]:
         if state.status is None:
-            finish = self._next(state, record) if give_up is None else None
-            if not isinstance(finish, Finish):
-                finish = _give_up(state, give_up or "the chain stopped without finishing")
-            state = engine.finish(state, finish)
+            action = self._next(state, record) if finish is None and give_up is None else finish
+            if not isinstance(action, Finish):
+                action = _give_up(state, give_up or "the chain stopped without finishing")
+            state = engine.finish(state, action)
         result = engine.result(state)
         result["job_id"] = record.job_id
         result["simulated"] = bool(result.get("simulated")) or self.simulated()
         result["round"] = record.round
         return result
 
-    def _report(self, record: JobRecord, result: dict[str, Any]) -> None:
+    def _report(self, state: JobState, result: dict[str, Any]) -> None:
         try:
             from workers.sentry import report_final
 
-            report_final(result, contract_for(self._state(record).spec).title)
+            report_final(result, contract_for(state.spec).title)
         except Exception:  # reporting is best-effort; the result is already stored
-            log.exception("job %s: could not report to Sentry", record.job_id)
+            log.exception("job %s: could not report to Sentry", state.spec.job_id)
 
     def _report_progress(self, job_id: str, state: JobState) -> None:
         if self.progress is not None:

@@ -184,4 +184,5 @@ def _publish_first_attempt(job_id: str, settings: Settings, *, n: int) -> None:
         queue=MODEL_QUEUE,
         argsrepr=repr((job_id, n)),
         kwargsrepr="{}",
+        ignore_result=True,  # else send_task subscribes to a result channel this job never uses
     )

@@ -11,6 +11,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:job:<id>:flags      hash: once-flags (merge:<n>; callback:<round> leased "owner|until_s", then "sent") and delivery counters
     {p}:job:<id>:slices:<n> hash: pointer -> slice reply JSON of surgical attempt n
     {p}:idem:<key>          string: the job id an idempotency key maps to
+    {p}:batch:<b>:accepted  list: a batch's valid outputs for example tier 2 (workers/accepted.py)
     {p}:deadlines           sorted set: running job ids scored by their deadline (the watchdog's list)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
 
@@ -26,14 +27,24 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import redis
 
 from config.settings import Settings
-from workers.store_scripts import BEGIN, CREATE, DELIVER, LEASE, PUT_SLICE, RESUME, SAVE_STATE
+from workers.store_records import JobRecord, SliceOutcome, TaskOpening
+from workers.store_scripts import (
+    BEGIN,
+    CREATE,
+    DELIVER,
+    LEASE,
+    OPEN_TASK,
+    PUT_SLICE,
+    RESUME,
+    SAVE_AND_DELIVER,
+    SAVE_STATE,
+)
 
 FINAL_STATUSES = frozenset({"delivered", "soft_delivered", "refused", "failed"})
 
@@ -58,34 +69,6 @@ class StoreUnavailable(StoreError):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class JobRecord:
-    """One job as stored: spec and state as parsed JSON, the CAS version, status and result."""
-
-    job_id: str
-    spec: dict[str, Any]
-    state: dict[str, Any] | None
-    version: int
-    status: str
-    round: int
-    deadline_s: float
-    result: dict[str, Any] | None
-
-    @property
-    def finished(self) -> bool:
-        """True once a result was delivered (the job is final until resumed)."""
-        return self.result is not None
-
-
-@dataclass(frozen=True)
-class SliceOutcome:
-    """What storing one slice reply did: stored now (not a redelivery), count so far, merge claimed."""
-
-    stored: bool
-    count: int
-    merge_claimed: bool
-
-
 class JobStore:
     """Atomic reads and writes of jobs in one Redis database (see the module docstring for keys)."""
 
@@ -100,6 +83,13 @@ class JobStore:
         self._resume = client.register_script(RESUME)
         self._begin = client.register_script(BEGIN)
         self._lease = client.register_script(LEASE)
+        self._open_task = client.register_script(OPEN_TASK)
+        self._save_and_deliver = client.register_script(SAVE_AND_DELIVER)
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix (other Redis records of a job, e.g. a batch's accepted outputs, share it)."""
+        return self._p
 
     @property
     def redis(self) -> redis.Redis:
@@ -148,16 +138,24 @@ class JobStore:
         raw = self._call_plain(lambda: self._r.hgetall(self._job(job_id)))
         if not raw or "spec" not in raw:
             raise JobNotFound(job_id)
-        return JobRecord(
-            job_id=job_id,
-            spec=json.loads(raw["spec"]),
-            state=json.loads(raw["state"]) if raw.get("state") else None,
-            version=int(raw.get("version", 0)),
-            status=raw.get("status", "queued"),
-            round=int(raw.get("round", 0)),
-            deadline_s=float(raw.get("deadline_s", 0)),
-            result=json.loads(raw["result"]) if raw.get("result") else None,
-        )
+        return JobRecord.from_hash(job_id, raw)
+
+    def open_task(
+        self, job_id: str, task_key: str, *, n: int = 0, pointer: str | None = None, slices: bool = False
+    ) -> TaskOpening:
+        """Count one more execution of a task and read its job, in one round trip; raises JobNotFound.
+
+        With ``pointer``, also whether that slice reply of attempt ``n`` is stored (then the task is
+        not counted); with ``slices``, every stored slice reply of attempt ``n``.
+        """
+        keys = [self._job(job_id), self._flags(job_id), self._slices(job_id, n)]
+        args = [task_key, self._ttl, pointer or "", "1" if slices else "0"]
+        flat_job, count, stored, flat_slices = self._call(self._open_task, keys, args)
+        raw = _pairs(flat_job)
+        if "spec" not in raw:
+            raise JobNotFound(job_id)
+        replies = {p: json.loads(v) for p, v in _pairs(flat_slices).items()}
+        return TaskOpening(JobRecord.from_hash(job_id, raw), int(count), bool(stored), replies)
 
     def status(self, job_id: str) -> str:
         """The job's status string; raises JobNotFound."""
@@ -176,6 +174,9 @@ class JobStore:
     def wait_result(self, job_id: str, timeout_s: float | None) -> dict[str, Any] | None:
         """The result, waiting up to ``timeout_s`` (None: forever) for the delivery notice."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        result = self.result(job_id)
+        if result is not None:  # already delivered: no subscription (a pub/sub connection is not pooled)
+            return result
         pubsub = self._r.pubsub(ignore_subscribe_messages=True)
         try:
             # Subscribe before reading, so a delivery between the two cannot be missed.
@@ -202,6 +203,18 @@ class JobStore:
         """Compare-and-set: store ``state`` as version ``expected_version + 1``; False if it moved on."""
         args = [expected_version, expected_version + 1, _dumps(state)]
         outcome = int(self._call(self._save, [self._job(job_id)], args))
+        if outcome == -1:
+            raise JobNotFound(job_id)
+        return outcome == 1
+
+    def save_and_deliver(
+        self, job_id: str, expected_version: int, state: dict[str, Any], result: dict[str, Any]
+    ) -> bool:
+        """``save_state`` and ``deliver`` in one atomic step (an attempt that ends its job); False if
+        the version moved on or the job was already delivered."""
+        keys = [self._job(job_id), self._deadlines(), self._done(job_id)]
+        args = [expected_version, expected_version + 1, _dumps(state), _dumps(result), result["status"]]
+        outcome = int(self._call(self._save_and_deliver, keys, [*args, job_id, self._ttl]))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome == 1
@@ -323,6 +336,11 @@ def _store_for(url: str, ttl_s: float) -> JobStore:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _pairs(flat: list[str]) -> dict[str, str]:
+    """A Redis HGETALL reply returned through Lua (a flat key, value list) as a dict."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))
 
 
 def _first_line(exc: BaseException) -> str:

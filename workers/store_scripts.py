@@ -82,3 +82,37 @@ redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. '|' .. tostring(now + tonumber(A
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 1
 """
+
+# A task's opening read in one round trip: count its delivery (as BEGIN does), then read the job.
+# KEYS: job, flags, slices of attempt n; ARGV: task_key, ttl_s, pointer ('' none), '1' for all slices.
+# A slice whose reply is already stored is not counted (it makes no model call).
+# Returns {job hash (flat), deliveries, pointer's reply stored (0/1), slices hash (flat) or {}}.
+OPEN_TASK = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {{}, 0, 0, {}} end
+local stored = 0
+if ARGV[3] ~= '' then stored = redis.call('HEXISTS', KEYS[3], ARGV[3]) end
+local count = 0
+if stored == 0 then
+  if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
+  count = redis.call('HINCRBY', KEYS[2], 'deliveries:' .. ARGV[1], 1)
+  redis.call('EXPIRE', KEYS[2], ARGV[2])
+end
+local slices = {}
+if ARGV[4] == '1' then slices = redis.call('HGETALL', KEYS[3]) end
+return {redis.call('HGETALL', KEYS[1]), count, stored, slices}
+"""
+
+# SAVE_STATE and DELIVER as one step, for an attempt that finishes its job: same checks, same writes.
+# KEYS: job, deadlines, done channel; ARGV: expected version, new version, state, result, status,
+# job id, ttl_s. Returns 1 applied and delivered, 0 version moved on, -1 no such job, -2 delivered.
+SAVE_AND_DELIVER = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return -2 end
+local v = tonumber(redis.call('HGET', KEYS[1], 'version'))
+if v ~= tonumber(ARGV[1]) then return 0 end
+redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'result', ARGV[4], 'status', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[7])
+redis.call('ZREM', KEYS[2], ARGV[6])
+redis.call('PUBLISH', KEYS[3], ARGV[5])
+return 1
+"""

@@ -108,3 +108,91 @@ def assert_each_ended_once(
     assert not unseen, f"{len(unseen)} results stored without a delivery notice, e.g. {unseen[:3]}"
     bad = {j: trace_problems(r) for j, r in results.items() if trace_problems(r)}
     assert not bad, f"{len(bad)} jobs with bad traces, e.g. {list(bad.items())[:3]}"
+
+
+@pytest.fixture
+def password_redis(tmp_path: Any) -> Iterator[Callable[[str], str]]:
+    """Factory: ``password_redis(password)`` starts a redis-server with ``requirepass`` -> its URL with the password."""
+    import shutil
+    import subprocess
+
+    from tests.fixtures.redis_server import free_port
+
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(password: str) -> str:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("redis-server is not on PATH")
+        port = free_port()
+        command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)]
+        command += ["--save", "", "--appendonly", "no", "--requirepass", password]
+        processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        url = f"redis://:{password}@127.0.0.1:{port}/0"
+        client = redis.Redis.from_url(url)
+        try:
+            wait_until(lambda: _pings(client), 10, "password-protected redis-server answers")
+        finally:
+            client.close()
+        return url
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def _pings(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.exceptions.ConnectionError:
+        return False
+
+
+@dataclass
+class KeyedWebhook:
+    """A webhook endpoint recording each POST's ``Idempotency-Key`` header with the body's job id."""
+
+    url: str = ""
+    posts: list[tuple[str | None, str]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def by_key(self) -> Counter[str | None]:
+        """POSTs per idempotency key: what a receiver that honours the key would see once each."""
+        with self.lock:
+            return Counter(key for key, _ in self.posts)
+
+    def mismatched(self) -> list[tuple[str | None, str]]:
+        """POSTs whose idempotency key is not their job id (a receiver could not deduplicate them)."""
+        with self.lock:
+            return [(key, job_id) for key, job_id in self.posts if key != job_id]
+
+
+@pytest.fixture
+def keyed_webhook() -> Iterator[KeyedWebhook]:
+    """A running KeyedWebhook; stopped after the test."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    hook = KeyedWebhook()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+            with hook.lock:
+                hook.posts.append((self.headers.get("Idempotency-Key"), str(body["job_id"])))
+            self.send_response(204)
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    hook.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield hook
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)

@@ -22,6 +22,7 @@ latest soak run. Every job runs on real Celery worker processes, a real Redis an
 SDK over HTTP to the suture simulator (a simulation, not a real model). The CI variants of the same
 tests run with smaller counts and assert the same properties, but do not write here.
 """
+PLACEHOLDER = "_No soak run recorded yet: run `make soak`._"
 
 
 def machine() -> str:
@@ -53,7 +54,8 @@ def write_section(title: str, settings: dict[str, Any], figures: dict[str, Any])
     sections = _split(text)
     sections[title] = section
     body = "\n".join(sections[t] for t in sections if t != "")
-    REPORT.write_text(sections.get("", PREAMBLE).rstrip() + "\n\n" + body)
+    preamble = sections.get("", PREAMBLE).replace(PLACEHOLDER, "").rstrip()
+    REPORT.write_text(preamble + "\n\n" + body)
 
 
 def _split(text: str) -> dict[str, str]:

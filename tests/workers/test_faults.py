@@ -51,7 +51,10 @@ def test_killing_a_worker_mid_calls_loses_and_duplicates_nothing(
         assert len(result["attempts"][1]["slices"]) == 2
         assert get_store(stack.settings).history(handle.id) == []
     _wait_until(lambda: len(webhook_receiver.received) == JOBS, timeout_s=30)
-    assert set(webhook_receiver.received.values()) == {1}
+    # Webhooks are at-least-once over HTTP (a sender killed after its POST resends, with the same
+    # Idempotency-Key); only a POST interrupted by the one kill may repeat.
+    repeats = sum(count - 1 for count in webhook_receiver.received.values())
+    assert repeats <= 1
     assert _killed_mid_call(stack, handles) > 0
 
 
