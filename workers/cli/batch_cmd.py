@@ -15,10 +15,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from config.settings import ConfigError, Settings, load_settings
+from config.settings import Settings
 from tasks.policy import PolicyError, load_policy
 from workers.batch import BatchError, BatchOptions, BatchRun
 from workers.cli import UsageError
+from workers.cli.common import settings_from
 from workers.documents import InputNotFound
 from workers.stack import LocalStack, StackError
 from workers.store import StoreError
@@ -44,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Check the arguments, bring up what is missing, run the batch, print where the report is."""
-    settings = _settings(args)
+    settings = settings_from(args)
     _check(args, settings)
     try:
         with _runtime(settings, args) as (live, simulated):
@@ -56,13 +57,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"suture batch: {exc}", file=sys.stderr)
         return 1
     return _print_outcome(args, summary)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    try:
-        return load_settings(args.config)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
 
 
 def _check(args: argparse.Namespace, settings: Settings) -> None:

@@ -24,10 +24,11 @@ from typing import Any
 
 from rich.console import Console
 
-from config.settings import ConfigError, Settings, load_settings
+from config.settings import Settings
 from tasks.policy import Policy, PolicyError, load_policy
 from tasks.policy_variants import variants
 from workers.cli import UsageError
+from workers.cli.common import positive_int, settings_from
 from workers.eval_report import print_table, render_html
 from workers.eval_summary import PolicySummary, suggest
 from workers.evaluation import EvalError, EvalRun, load_dataset, run_eval, settings_note
@@ -53,14 +54,14 @@ def register(subparsers: Any) -> None:
         metavar="NAME|FILE",
         help=f"a policy to compare (repeat; default: {' and '.join(DEFAULT_POLICIES)})",
     )
-    parser.add_argument("--runs", type=_positive_int, default=1, help="repetitions with different seeds")
+    parser.add_argument("--runs", type=positive_int, default=1, help="repetitions with different seeds")
     parser.add_argument("--out", metavar="DIR", default="eval-out", help="where eval.json and eval.html go")
-    parser.add_argument("--questions", type=_positive_int, default=15, help="questions per quiz (default 15)")
+    parser.add_argument("--questions", type=positive_int, default=15, help="questions per quiz (default 15)")
     parser.add_argument("--suggest", action="store_true", help="also try simple variants; name the cheapest")
     parser.add_argument(
         "--margin", type=_margin, default=2.0, help="valid-rate margin for --suggest, in points (default 2)"
     )
-    parser.add_argument("--concurrency", type=_positive_int, default=8, help="jobs run at once (default 8)")
+    parser.add_argument("--concurrency", type=positive_int, default=8, help="jobs run at once (default 8)")
     parser.add_argument(
         "--latency-scale", type=_scale, default=None, help="simulator latency multiplier (0 = instant)"
     )
@@ -69,7 +70,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print it, write eval.json and eval.html; see the module doc for exit codes."""
-    settings = _settings(args)
+    settings = settings_from(args)
     policies = _policies(args.policy or list(DEFAULT_POLICIES), settings)
     folder = Path(args.dataset)
     dataset = _dataset(folder, settings, args.questions)
@@ -144,13 +145,6 @@ def _figures(summaries: dict[str, PolicySummary]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _settings(args: argparse.Namespace) -> Settings:
-    try:
-        return load_settings(getattr(args, "config", None))
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
-
-
 def _policies(names: Sequence[str], settings: Settings) -> list[Policy]:
     policies: list[Policy] = []
     for name in names:
@@ -219,16 +213,6 @@ def _model_endpoint(
         yield settings.model_copy(update={"openai_base_url": handle.base_url}), True, scale
     finally:
         handle.stop()
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def _number(text: str) -> float:

@@ -19,13 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from config.settings import ConfigError, Settings, load_settings
+from config.settings import Settings
 from contracts.contract import Contract
 from contracts.errors import ContractDefinitionError, UnknownContractError
 from contracts.registry import contract_names, get_contract
 from tasks.engine import EngineOptions, JobSpec
 from tasks.policy import Policy, PolicyError, load_policy
 from workers.cli import UsageError
+from workers.cli.common import positive_int, settings_from
 
 SIMULATED_NOTICE = (
     "suture: no OPENAI_API_KEY/OPENAI_BASE_URL configured; using the built-in SIMULATOR "
@@ -42,9 +43,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("file", metavar="FILE", help="the source document (.txt, .md or .pdf)")
     parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
-    parser.add_argument(
-        "--questions", metavar="N", type=_positive_int, help="questions to write (default 15)"
-    )
+    parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
     parser.add_argument("--policy", metavar="NAME|FILE", help="retry policy name or YAML file")
     parser.add_argument("--inline", action="store_true", help="run the engine in this process (no broker)")
     parser.add_argument("--out", metavar="PATH", help="write the result JSON here instead of stdout")
@@ -53,7 +52,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the job, write the result, summarise it on stderr; 0 if an output was delivered."""
-    settings = _settings(args)
+    settings = settings_from(args)
     source = read_document(Path(args.file), settings)
     contract = _contract(args.contract, args.questions, source, settings)
     policy = _policy(args.policy, settings)
@@ -98,13 +97,6 @@ def read_document(path: Path, settings: Settings) -> str:
     if not texts:
         raise UsageError(f"{path}: no text to work from")
     return "\n\n".join(texts)
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    try:
-        return load_settings(getattr(args, "config", None))
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _contract(name: str, questions: int | None, source: str, settings: Settings) -> Contract:
@@ -198,13 +190,3 @@ def _write(final: dict[str, Any], out: str | None) -> None:
         Path(out).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from config.settings import ConfigError, load_settings
 from contracts.errors import ContractDefinitionError, UnknownContractError
 from contracts.registry import contract_names, get_contract
 from workers.cli import UsageError
+from workers.cli.common import settings_from
 
 
 def register(subparsers: Any) -> None:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     if args.source:
         params["source"] = _read_text(args.source)
     if args.contract == "quiz":
-        params["rules"] = _settings(args).quiz
+        params["rules"] = settings_from(args).quiz
     try:
         contract = get_contract(args.contract, **params)
     except (UnknownContractError, ContractDefinitionError) as exc:
@@ -52,13 +52,6 @@ def run(args: argparse.Namespace) -> int:
     json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
     return 0 if verdict.ok else 1
-
-
-def _settings(args: argparse.Namespace) -> Any:
-    try:
-        return load_settings(getattr(args, "config", None))
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _positive_int(text: str) -> int:
