@@ -20,8 +20,10 @@ def settings() -> Settings:
 def test_default_policy_loads_from_settings(settings: Settings) -> None:
     policy = load_policy(None, settings)
     assert policy.name == "default"
-    assert [s.mode for s in policy.steps] == ["full", "surgical", "surgical", "full", "surgical", "surgical"]
-    assert [s.model for s in policy.steps][:3] == ["gpt-5-nano", "gpt-5-nano", "gpt-5-mini"]
+    assert [s.mode for s in policy.steps] == ["full", "surgical", "surgical", "surgical", "full", "surgical"]
+    assert [s.model for s in policy.steps][:4] == ["gpt-5-nano", "gpt-5-nano", "gpt-5-mini", "gpt-5-nano"]
+    # Six steps: a first try and five retries, the most the settings allow (max_retries 0-5).
+    assert policy.attempt_cap == 6
     assert policy.steps[1].preserve == ("correct_answer_text",)
     assert policy.attempt_cap == len(policy.steps)
 

@@ -50,7 +50,9 @@ def long_answer(term: str, sentence: str, longest: int, rules: QuizRules, rng: r
     """A correct answer conspicuously longer than ``longest``: the term and its sentence's words."""
     target = max(math.ceil(longest * rules.max_correct_length_ratio * 1.25), longest)
     target = max(target, longest + rules.min_correct_length_excess_chars + 6) + rng.randint(0, 12)
-    tail = " ".join(sentence.split(term, 1)[-1].rstrip(".!?").split())
+    # Keep the space between the term and the words after it (joining them would glue two words).
+    rest = sentence.split(term, 1)[-1].rstrip(".!?")
+    tail = (" " if rest[:1].isspace() else "") + " ".join(rest.split())
     answer = term
     for match in re.finditer(r"\s*\S+", tail):
         if len(answer) >= target:
