@@ -82,12 +82,11 @@ def _outage(server: RedisServer, how: str) -> None:
 @pytest.mark.parametrize(
     ("how", "jobs", "restarts"),
     [
-        pytest.param("sigterm", 150, 1, id="sigterm"),
-        pytest.param("sigkill", 150, 1, id="sigkill"),
+        pytest.param("sigterm", 150, 1, id="sigterm", marks=pytest.mark.timeout(240)),
+        pytest.param("sigkill", 150, 1, id="sigkill", marks=pytest.mark.timeout(240)),
         pytest.param("sigkill", 2000, 6, id="soak", marks=[pytest.mark.soak, pytest.mark.timeout(3600)]),
     ],
 )
-@pytest.mark.timeout(240)
 def test_a_redis_restart_mid_batch_loses_no_accepted_job(
     how: str,
     jobs: int,

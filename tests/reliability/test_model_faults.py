@@ -66,11 +66,10 @@ def refusal_problems(result: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize(
     "jobs",
     [
-        pytest.param(160, id="ci"),
+        pytest.param(160, id="ci", marks=pytest.mark.timeout(240)),
         pytest.param(3000, id="soak", marks=[pytest.mark.soak, pytest.mark.timeout(3600)]),
     ],
 )
-@pytest.mark.timeout(240)
 def test_chaos_faults_end_every_job_in_a_defined_status(
     jobs: int, celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]
 ) -> None:

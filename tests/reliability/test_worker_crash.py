@@ -88,11 +88,10 @@ def _redelivered_tasks(client: redis.Redis, job_ids: list[str]) -> int:
 @pytest.mark.parametrize(
     ("jobs", "kills"),
     [
-        pytest.param(240, 6, id="ci"),
+        pytest.param(240, 6, id="ci", marks=pytest.mark.timeout(300)),
         pytest.param(5000, 40, id="soak", marks=[pytest.mark.soak, pytest.mark.timeout(5400)]),
     ],
 )
-@pytest.mark.timeout(300)
 def test_random_sigkills_leave_every_job_ended_exactly_once(
     jobs: int,
     kills: int,
