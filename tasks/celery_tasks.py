@@ -109,7 +109,9 @@ class CeleryDispatcher:
         _send("suture.attempt", job_id, n)
 
     def slices(self, job_id: str, n: int, pointers: list[str]) -> None:
-        with app.producer_or_acquire() as producer:
+        # One Redis pipeline for every slice and its task-sent event: all are published on leaving
+        # the block, or none if one fails (the redelivered step re-sends them).
+        with app.producer_or_acquire() as producer, producer.batch():
             for pointer in pointers:
                 _send("suture.surgical_slice", job_id, n, pointer, producer=producer)
 
@@ -138,18 +140,21 @@ class CeleryDispatcher:
 
 
 def _send(name: str, *args: Any, producer: Any = None, **kwargs: Any) -> None:
-    # ignore_result: without it send_task subscribes this process to the task's result channel
-    # (one more Redis command per task, and a subscription kept for good): results live in the store.
-    app.send_task(
-        name,
-        args=list(args),
-        kwargs=kwargs,
-        queue=TASK_QUEUES[name],
-        argsrepr=repr(args),
-        kwargsrepr=repr(kwargs),
-        producer=producer,
-        ignore_result=True,
-    )
+    # The task and its task-sent event go out in one Redis pipeline (kombu's publish batch; an
+    # enclosing batch, as for slices, flushes them with the rest). ignore_result: without it
+    # send_task subscribes this process to the task's result channel (one more Redis command per
+    # task, and a subscription kept for good), and results live in the job store.
+    with app.producer_or_acquire(producer) as publisher, publisher.batch():
+        app.send_task(
+            name,
+            args=list(args),
+            kwargs=kwargs,
+            queue=TASK_QUEUES[name],
+            argsrepr=repr(args),
+            kwargsrepr=repr(kwargs),
+            producer=publisher,
+            ignore_result=True,
+        )
 
 
 def _run(task: Task, job_id: str, step: Callable[[], Any]) -> Any:

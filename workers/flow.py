@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -64,6 +64,7 @@ class Flow:
     # Asked each time: the model client learns it talks to a simulator from its first reply.
     simulated: Callable[[], bool] = lambda: False
     progress: Callable[[str, JobState], None] | None = None
+    _policies: dict[str, Policy] = field(default_factory=dict, init=False, repr=False)
 
     # -- suture.attempt ---------------------------------------------------------------------
     def attempt(self, job_id: str, n: int) -> str:
@@ -295,7 +296,14 @@ class Flow:
             log.exception("job %s: could not keep its output for batch examples", record.job_id)
 
     def _policy(self, record: JobRecord) -> Policy:
-        return load_policy(record.spec.get("policy"), self.settings)
+        name = record.spec.get("policy") or self.settings.default_policy
+        if name not in self.settings.policies:  # a policy file: read each time, it may change
+            return load_policy(name, self.settings)
+        # A configured policy is fixed for this process's settings: build it once, not per step.
+        policy = self._policies.get(name)
+        if policy is None:
+            policy = self._policies[name] = load_policy(name, self.settings)
+        return policy
 
     def _final_result(
         self, record: JobRecord, state: JobState, give_up: str | None, finish: Finish | None

@@ -178,11 +178,14 @@ def _publish_first_attempt(job_id: str, settings: Settings, *, n: int) -> None:
     from workers.celery_app import MODEL_QUEUE, configure
 
     app = configure(settings)
-    app.send_task(
-        "suture.attempt",
-        args=[job_id, n],
-        queue=MODEL_QUEUE,
-        argsrepr=repr((job_id, n)),
-        kwargsrepr="{}",
-        ignore_result=True,  # else send_task subscribes to a result channel this job never uses
-    )
+    # One Redis pipeline for the task and its task-sent event (kombu's publish batch).
+    with app.producer_or_acquire() as producer, producer.batch():
+        app.send_task(
+            "suture.attempt",
+            args=[job_id, n],
+            queue=MODEL_QUEUE,
+            argsrepr=repr((job_id, n)),
+            kwargsrepr="{}",
+            producer=producer,
+            ignore_result=True,  # else send_task subscribes to a result channel this job never uses
+        )

@@ -229,10 +229,6 @@ class JobStore:
         )
         return SliceOutcome(stored=bool(added), count=int(count), merge_claimed=bool(claimed))
 
-    def has_slice(self, job_id: str, n: int, pointer: str) -> bool:
-        """True if the reply for ``pointer`` of attempt ``n`` is already stored (skip the model call)."""
-        return bool(self._call_plain(lambda: self._r.hexists(self._slices(job_id, n), pointer)))
-
     def slices(self, job_id: str, n: int) -> dict[str, dict[str, Any]]:
         """Every stored slice reply of surgical attempt ``n``, by pointer."""
         raw = self._call_plain(lambda: self._r.hgetall(self._slices(job_id, n)))
@@ -271,11 +267,6 @@ class JobStore:
         pipe.hsetnx(key, field, _dumps(action))
         pipe.hget(key, field)
         return dict(json.loads(self._call_plain(pipe.execute)[1]))
-
-    def action(self, job_id: str, n: int) -> dict[str, Any] | None:
-        """The stored action of attempt ``n``, if any."""
-        raw = self._call_plain(lambda: self._r.hget(self._job(job_id), f"action:{n}"))
-        return dict(json.loads(raw)) if raw else None
 
     def begin(self, job_id: str, task_key: str) -> int:
         """Count one more execution of a task (first is 1) and mark a queued job running."""
