@@ -74,6 +74,8 @@ class WorkerSettings(_Section):
     visibility_timeout_s: float = Field(3600.0, gt=0)
     max_redeliveries: int = Field(3, ge=0)
     job_deadline_s: float = Field(1800.0, gt=0)
+    # A running job with no task opened for this long has its next step re-sent (must exceed time_limit_s).
+    stall_s: float = Field(600.0, gt=0)
     watchdog_interval_s: float = Field(30.0, gt=0)
     model_concurrency: int = Field(100, ge=1)
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)

@@ -79,6 +79,11 @@ def check_time_limits(settings: Settings) -> None:
                 f"time limits must be ordered client < soft < hard < visibility: "
                 f"{low_name}={low:g} is not below {high_name}={high:g}"
             )
+    if not settings.worker.time_limit_s < settings.worker.stall_s:
+        # A stall nudge must never re-send a step whose task may legitimately still be running.
+        raise CeleryConfigError(
+            f"worker.stall_s={settings.worker.stall_s:g} must exceed worker.time_limit_s={settings.worker.time_limit_s:g}"
+        )
 
 
 def broker_url(settings: Settings) -> str:

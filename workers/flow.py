@@ -181,13 +181,34 @@ class Flow:
 
     # -- suture.watchdog --------------------------------------------------------------------
     def watchdog(self, now_s: float | None = None) -> list[str]:
-        """Finish every job past its deadline (soft-deliver the best output, or fail)."""
-        overdue = self.store.overdue(time.time() if now_s is None else now_s)
+        """Finish every job past its deadline (soft-deliver the best output, or fail); nudge stalled ones.
+
+        A job whose next message was lost (a broker that died between handing a message out and
+        recording it as unacked) makes no progress until its deadline; re-dispatching its next step
+        after ``stall_s`` without progress recovers it early, safely, because every task is idempotent.
+        """
+        now = time.time() if now_s is None else now_s
+        overdue = self.store.overdue(now)
         for job_id in overdue:
             self.dispatcher.deliver(
                 job_id, give_up=f"deadline of {self.settings.worker.job_deadline_s:g} s passed"
             )
+        for job_id in self.store.stalled(now - self.settings.worker.stall_s):
+            if job_id not in overdue:
+                self._nudge(job_id, now)
         return overdue
+
+    def _nudge(self, job_id: str, now_s: float) -> None:
+        record = self.store.load(job_id)
+        if record.finished:
+            return
+        state = self._state(record)
+        action = self._next(state, record)
+        log.warning(
+            "job %s: no progress for %g s; re-dispatching its next step", job_id, self.settings.worker.stall_s
+        )
+        self.store.touch(job_id, now_s)
+        self._dispatch(record, state, action)
 
     # -- internals ---------------------------------------------------------------------------
     def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> str:

@@ -13,6 +13,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:idem:<key>          string: the job id an idempotency key maps to
     {p}:batch:<b>:accepted  list: a batch's valid outputs for example tier 2 (workers/accepted.py)
     {p}:deadlines           sorted set: running job ids scored by their deadline (the watchdog's list)
+    {p}:progress            sorted set: job ids scored by the last time one of their tasks opened
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
 
 ``version`` counts the attempts applied to ``state``; applying attempt ``n`` is a compare-and-set
@@ -111,6 +112,9 @@ class JobStore:
     def _done(self, job_id: str) -> str:
         return f"{self._p}:done:{job_id}"
 
+    def _progress(self) -> str:
+        return f"{self._p}:progress"
+
     def _deadlines(self) -> str:
         return f"{self._p}:deadlines"
 
@@ -148,8 +152,8 @@ class JobStore:
         With ``pointer``, also whether that slice reply of attempt ``n`` is stored (then the task is
         not counted); with ``slices``, every stored slice reply of attempt ``n``.
         """
-        keys = [self._job(job_id), self._flags(job_id), self._slices(job_id, n)]
-        args = [task_key, self._ttl, pointer or "", "1" if slices else "0"]
+        keys = [self._job(job_id), self._flags(job_id), self._slices(job_id, n), self._progress()]
+        args = [task_key, self._ttl, pointer or "", "1" if slices else "0", time.time(), job_id]
         flat_job, count, stored, flat_slices = self._call(self._open_task, keys, args)
         raw = _pairs(flat_job)
         if "spec" not in raw:
@@ -280,6 +284,25 @@ class JobStore:
     def forget_deadline(self, job_id: str) -> None:
         """Drop a job from the watchdog's list (it expired or was delivered)."""
         self._call_plain(lambda: self._r.zrem(self._deadlines(), job_id))
+
+    def touch(self, job_id: str, now_s: float) -> None:
+        """Mark that a job made progress now (the watchdog's stall clock restarts)."""
+        self._call_plain(lambda: self._r.zadd(self._progress(), {job_id: now_s}))
+
+    def stalled(self, before_s: float, limit: int = 500) -> list[str]:
+        """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""
+        running = [str(i) for i in self._call_plain(lambda: self._r.zrange(self._deadlines(), 0, limit - 1))]
+        if not running:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zmscore(self._progress(), running)
+        for job_id in running:
+            pipe.hget(self._job(job_id), "created_s")
+        # Entries of long-finished jobs would only grow the set; a running job is touched every stall.
+        pipe.zremrangebyscore(self._progress(), "-inf", before_s - 86400)
+        scores, *created, _ = self._call_plain(pipe.execute)
+        last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
+        return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
 
     def resume(self, job_id: str, spec: dict[str, Any], state: dict[str, Any], deadline_s: float) -> bool:
         """Re-open a soft-delivered job with a new spec/state; False if it is not soft-delivered."""

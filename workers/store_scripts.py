@@ -84,11 +84,13 @@ return 1
 """
 
 # A task's opening read in one round trip: count its delivery (as BEGIN does), then read the job.
-# KEYS: job, flags, slices of attempt n; ARGV: task_key, ttl_s, pointer ('' none), '1' for all slices.
+# KEYS: job, flags, slices of attempt n, progress; ARGV: task_key, ttl_s, pointer ('' none), '1' for all
+# slices, now_s, job id. Every opening also marks the job's progress time (the watchdog's stall clock).
 # A slice whose reply is already stored is not counted (it makes no model call).
 # Returns {job hash (flat), deliveries, pointer's reply stored (0/1), slices hash (flat) or {}}.
 OPEN_TASK = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {{}, 0, 0, {}} end
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
 local stored = 0
 if ARGV[3] ~= '' then stored = redis.call('HEXISTS', KEYS[3], ARGV[3]) end
 local count = 0

@@ -125,7 +125,8 @@ def test_a_redis_restart_mid_batch_loses_no_accepted_job(
     wait_until(lambda: set(keyed_webhook.by_key()) >= job_ids, 30, "a webhook for every job")
     assert set(keyed_webhook.by_key()) == job_ids
     assert not keyed_webhook.mismatched()
-    assert all(w.process.poll() is None for w in workers), "a worker died with the broker"
+    dead = {w.name: (w.process.returncode, w.log()[-1500:]) for w in workers if w.process.poll() is not None}
+    assert not dead, f"workers died with the broker: {dead}"
     assert sum(producer.errors.values()) > 0, "no enqueue met the outage: the test did not test it"
     if jobs >= 1000:
         write_section(

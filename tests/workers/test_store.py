@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -107,6 +108,22 @@ def test_overdue_lists_only_jobs_past_their_deadline(store: JobStore) -> None:
     late, _ = store.create("late", SPEC, deadline_s=100)
     store.create("early", SPEC, deadline_s=300)
     assert store.overdue(200) == [late]
+
+
+def test_stalled_lists_running_jobs_whose_tasks_stopped_opening(store: JobStore) -> None:
+    # Given a job never picked up, one whose task just opened, and one delivered
+    idle, busy, done = new_job(store), new_job(store), new_job(store)
+    store.open_task(busy, "attempt:1")
+    store.deliver(done, {"status": "delivered"})
+    now = time.time()
+    # When the watchdog asks which made no progress since a moment ago / since a minute from now
+    recent = store.stalled(now - 60)
+    later = store.stalled(now + 60)
+    # Then only the never-opened job counts as stalled against its creation time, and only running
+    # jobs are ever listed
+    assert recent == [] and set(later) == {idle, busy}
+    store.touch(idle, now + 120)
+    assert store.stalled(now + 60) == [busy]
 
 
 def test_unreachable_redis_is_a_one_line_error_without_password() -> None:
