@@ -1,40 +1,36 @@
 """A guard around one kombu race that otherwise kills a worker when the broker drops.
 
-On a lost connection Celery 5.7 first ``collect()``s the broker connection (which detaches its
-transport) and then ``close()``s it; closing the default channel then restores unacked messages
-through a transport whose client is already ``None``, and the resulting ``AttributeError`` (not a
-connection error, so not ignored) escapes the consumer and ends the worker process. A worker must
-survive a broker restart and reconnect by itself, so a channel close that fails this way is treated
-like the connection errors kombu already ignores there: the messages stay in Redis's unacked set
-and are restored by kombu's visibility-timeout sweep (and the job by suture's watchdog).
+On a lost connection Celery 5.7 ``collect()``s the broker connection, which detaches its
+transport (``transport.client = None``), and afterwards still closes its channel and acks messages
+of tasks that finish meanwhile. Both reach ``Channel._connparams``, which then raises
+``AttributeError`` — not a connection error, so neither ``ignore_errors`` nor ``ack_log_error``
+catches it, and it ends the worker process. A worker must survive a broker restart and reconnect by
+itself, so a detached transport is reported as what it is, a closed connection: the ack is logged as
+failed, the message stays in Redis's unacked set and is redelivered after the visibility timeout
+(every suture task is idempotent), and closing the channel is ignored like any connection error.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from kombu import Connection
+import redis
+from kombu.transport import redis as kombu_redis
 
-log = logging.getLogger(__name__)
 _PATCHED = False
 
 
-def tolerate_detached_transport_on_close() -> None:
+def tolerate_detached_transport() -> None:
     """Install the guard once per process (idempotent)."""
     global _PATCHED
     if _PATCHED:
         return
-    original = Connection.maybe_close_channel
+    original = kombu_redis.Channel._connparams
 
-    def maybe_close_channel(self: Connection, channel: Any) -> None:
-        try:
-            original(self, channel)
-        except AttributeError:
-            transport = getattr(channel, "connection", None)
-            if transport is None or getattr(transport, "client", None) is not None:
-                raise  # a real bug, not the detached-transport race
-            log.warning("broker connection already detached while closing its channel; continuing")
+    def _connparams(self: Any, asynchronous: bool = False) -> Any:
+        if getattr(self.connection, "client", None) is None:
+            raise redis.exceptions.ConnectionError("broker connection already closed (transport detached)")
+        return original(self, asynchronous=asynchronous)
 
-    Connection.maybe_close_channel = maybe_close_channel  # type: ignore[method-assign]
+    kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
     _PATCHED = True
