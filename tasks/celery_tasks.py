@@ -4,7 +4,9 @@ Messages carry only ids (job id, attempt number, pointer), never documents or ou
 ``argsrepr``/``kwargsrepr`` explicitly so Flower and Sentry show exactly that. Errors: a Redis or
 broker outage (``StoreUnavailable``, a failed publish) re-runs the step in-process with backoff
 (steps are idempotent), then requeues the same message; any other unexpected error ends the job
-``failed`` with the error named, instead of leaving it to hang until the watchdog.
+``failed`` with the error named, instead of leaving it to hang until the watchdog. Each execution
+gets one token, kept across its in-process re-runs, so the poison cap counts it once
+(``workers.executions``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 import socket
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -157,9 +160,11 @@ def _send(name: str, *args: Any, producer: Any = None, **kwargs: Any) -> None:
         )
 
 
-def _run(task: Task, job_id: str, step: Callable[[], Any]) -> Any:
+def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
+    """Run one execution of a task: ``step(token)``, re-run through outages with the same token."""
+    token = uuid.uuid4().hex
     try:
-        return _through_outages(step, budget_s=worker_settings().worker.soft_time_limit_s / 2)
+        return _through_outages(lambda: step(token), budget_s=worker_settings().worker.soft_time_limit_s / 2)
     except OUTAGES as exc:
         # Not task.retry(): it publishes a new message and, when that publish fails too (the broker
         # is often this same Redis), rejects this one for good and the job is lost. Requeue this
@@ -193,31 +198,31 @@ def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
 @app.task(name="suture.attempt", bind=True)
 def attempt(self: Task, job_id: str, n: int) -> Any:
     """Run full attempt ``n`` of a job."""
-    return _run(self, job_id, lambda: flow().attempt(job_id, n))
+    return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
 
 
 @app.task(name="suture.surgical_slice", bind=True)
 def surgical_slice(self: Task, job_id: str, n: int, pointer: str) -> Any:
     """Regenerate one slice (``pointer``) of surgical attempt ``n``."""
-    return _run(self, job_id, lambda: flow().surgical_slice(job_id, n, pointer))
+    return _run(self, job_id, lambda token: flow().surgical_slice(job_id, n, pointer, token))
 
 
 @app.task(name="suture.merge", bind=True)
 def merge(self: Task, job_id: str, n: int) -> Any:
     """Merge the slices of surgical attempt ``n`` (once)."""
-    return _run(self, job_id, lambda: flow().merge(job_id, n))
+    return _run(self, job_id, lambda token: flow().merge(job_id, n, token))
 
 
 @app.task(name="suture.deliver", bind=True)
 def deliver(self: Task, job_id: str, give_up: str | None = None) -> Any:
     """Store the job's result once and fire its callback once."""
-    return _run(self, job_id, lambda: flow().deliver(job_id, give_up=give_up))
+    return _run(self, job_id, lambda _: flow().deliver(job_id, give_up=give_up))
 
 
 @app.task(name="suture.watchdog", bind=True)
 def watchdog(self: Task) -> Any:
     """Finish every job past its deadline."""
-    return _run(self, "-", lambda: flow().watchdog())
+    return _run(self, "-", lambda _: flow().watchdog())
 
 
 @signals.worker_init.connect

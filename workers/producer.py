@@ -7,8 +7,18 @@ Errors::
     ProducerError
      ├── JobTimeout(job_id, timeout_s)       the result did not arrive in time
      ├── InvalidJob(problem)                 bad arguments (empty input, unknown contract name)
-     └── NotResumable(job_id, status)        resume asked of a job that is not soft-delivered
+     ├── NotResumable(job_id, status)        resume asked of a job that is not soft-delivered
+     └── BrokerUnavailable(reason)           the broker refused the message (URL password never shown)
     (plus workers.store.JobNotFound / StoreUnavailable from the store)
+
+A job counts as accepted once ``enqueue`` returned. When the publish fails (the broker is down or
+unreachable: a few quick retries, about a second in all when connections are refused), ``enqueue``
+raises ``BrokerUnavailable`` and removes the job it just stored, with its idempotency key, so a
+retry (same key or not) starts clean and nothing runs behind the caller's back. If the store cannot
+be reached for that removal either, the job stays queued: the watchdog's stall nudge sends its first
+attempt once ``worker.stall_s`` passed without progress, and an enqueue with the same idempotency key
+re-publishes it at once. A failed publish after ``resume`` leaves the resumed job queued; the stall
+nudge sends it the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +29,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings, load_settings
-from workers.store import FINAL_STATUSES, JobRecord, JobStore, get_store
+from workers.store import FINAL_STATUSES, JobRecord, JobStore, StoreError, get_store
 
 if TYPE_CHECKING:
     from tasks.job import JobState
+
+# A publish retries briefly (a broker failing over), then gives up: an enqueue must not hang on a
+# dead broker. Celery's default is 3 retries; each retry also waits for the connection attempt.
+PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
 
 class ProducerError(Exception):
@@ -40,6 +54,14 @@ class JobTimeout(ProducerError):
 
 class InvalidJob(ProducerError):
     """The job cannot be enqueued as asked."""
+
+
+class BrokerUnavailable(ProducerError):
+    """The message broker could not take a job's message; the message never contains a password."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"message broker unavailable: {reason}")
+        self.reason = reason
 
 
 class NotResumable(ProducerError):
@@ -122,9 +144,25 @@ def enqueue(
     )
     # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
     # (the producer died after storing); the attempt task applies once however often it arrives.
-    if created or store.status(found) == "queued":
-        _publish_first_attempt(found, settings, n=1)
+    if created:
+        _publish_or_discard(store, found, settings, idempotency_key)
+    elif store.status(found) == "queued":
+        _publish_first_attempt(found, settings, n=1, consequence=_stays_queued(found))
     return JobHandle(found, settings)
+
+
+def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None) -> None:
+    """Publish a new job's first attempt; if that fails, remove the job (see the module docstring)."""
+    try:
+        _publish_first_attempt(job_id, settings, n=1)
+    except BrokerUnavailable as exc:
+        try:
+            discarded = store.discard(job_id, key)
+        except StoreError:
+            raise BrokerUnavailable(f"{exc.reason}; {_stays_queued(job_id)}") from None
+        if discarded:
+            raise BrokerUnavailable(f"{exc.reason}; nothing was enqueued") from None
+        # Not queued any more: a worker opened the job, so the message did get through.
 
 
 def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
@@ -158,7 +196,7 @@ def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> J
     deadline_s = time.time() + settings.worker.job_deadline_s
     if not store.resume(job_id, spec, state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
-    _publish_first_attempt(job_id, settings, n=record.version + 1)
+    _publish_first_attempt(job_id, settings, n=record.version + 1, consequence=_stays_queued(job_id))
     return JobHandle(job_id, settings)
 
 
@@ -174,18 +212,47 @@ def _finished_state(record: JobRecord) -> JobState:
     return state
 
 
-def _publish_first_attempt(job_id: str, settings: Settings, *, n: int) -> None:
-    from workers.celery_app import MODEL_QUEUE, configure
+def _publish_first_attempt(job_id: str, settings: Settings, *, n: int, consequence: str = "") -> None:
+    """Publish attempt ``n`` of the job; raises BrokerUnavailable (``consequence`` appended) if it fails."""
+    import redis
+    from kombu.exceptions import OperationalError
+
+    from workers.celery_app import MODEL_QUEUE, broker_url, configure
 
     app = configure(settings)
-    # One Redis pipeline for the task and its task-sent event (kombu's publish batch).
-    with app.producer_or_acquire() as producer, producer.batch():
-        app.send_task(
-            "suture.attempt",
-            args=[job_id, n],
-            queue=MODEL_QUEUE,
-            argsrepr=repr((job_id, n)),
-            kwargsrepr="{}",
-            producer=producer,
-            ignore_result=True,  # else send_task subscribes to a result channel this job never uses
+    try:
+        # One Redis pipeline for the task and its task-sent event (kombu's publish batch).
+        with app.producer_or_acquire() as producer, producer.batch():
+            app.send_task(
+                "suture.attempt",
+                args=[job_id, n],
+                queue=MODEL_QUEUE,
+                argsrepr=repr((job_id, n)),
+                kwargsrepr="{}",
+                producer=producer,
+                ignore_result=True,  # else send_task subscribes to a result channel this job never uses
+                retry_policy=PUBLISH_RETRY_POLICY,
+            )
+    except (OperationalError, OSError, redis.exceptions.ConnectionError) as exc:
+        reason = _without_password(f"{type(exc).__name__}: {_first_line(exc)}", broker_url(settings)).rstrip(
+            "."
         )
+        raise BrokerUnavailable(f"{reason}; {consequence}" if consequence else reason) from None
+
+
+def _stays_queued(job_id: str) -> str:
+    return f"job {job_id} stays queued (the watchdog sends it once the broker is back)"
+
+
+def _without_password(text: str, url: str) -> str:
+    """``text`` with the password of ``url`` (if any, and if it shows) replaced by ``***``."""
+    from urllib.parse import unquote, urlsplit
+
+    password = urlsplit(url).password
+    for form in {password, unquote(password)} if password else ():
+        text = text.replace(form, "***")
+    return text
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [""])[0][:200]

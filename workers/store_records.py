@@ -64,15 +64,16 @@ class SliceOutcome:
 
 @dataclass(frozen=True)
 class TaskOpening:
-    """A task's first read of its job, taken in one round trip with its delivery counted.
+    """A task's first read of its job, taken in one round trip with its execution counted.
 
-    ``deliveries`` counts executions of the task so far, this one included (0 when not counted:
-    a slice whose reply is already stored makes no model call, so it cannot be a poison);
+    ``unfinished`` counts the task's executions that started and did not end, this one included
+    (``workers.executions``; 0 when not counted: a slice whose reply is already stored makes no
+    model call, so it cannot be a poison);
     ``slice_stored`` says whether the asked pointer's reply is in; ``slices`` holds every stored
     reply of the attempt when they were asked for.
     """
 
     record: JobRecord
-    deliveries: int
+    unfinished: int
     slice_stored: bool = False
     slices: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -16,6 +16,8 @@ redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 return {ARGV[1], 1}
 """
 
+# Compare-and-set of the engine state; with an action (a surgical round), also store it once.
+# KEYS: job; ARGV: expected version, new version, state, action's attempt n ('' none), action JSON.
 # Returns 1 applied, 0 version moved on (a duplicate), -1 no such job, -2 already delivered.
 SAVE_STATE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
@@ -23,6 +25,7 @@ if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return -2 end
 local v = tonumber(redis.call('HGET', KEYS[1], 'version'))
 if v ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'status', 'running')
+if ARGV[4] ~= '' then redis.call('HSETNX', KEYS[1], 'action:' .. ARGV[4], ARGV[5]) end
 return 1
 """
 
@@ -48,11 +51,15 @@ redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1
 """
 
-BEGIN = """
-if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
-local count = redis.call('HINCRBY', KEYS[2], 'deliveries:' .. ARGV[1], 1)
-redis.call('EXPIRE', KEYS[2], ARGV[2])
-return count
+# A job whose producer could not publish its first message, removed while no task has opened it.
+# KEYS: job, deadlines, idempotency key (the job key when there is none); ARGV: job id, '1' if
+# KEYS[3] is an idempotency key. Returns 1 removed, 0 not queued (a task opened it) or no such job.
+DISCARD = """
+if redis.call('HGET', KEYS[1], 'status') ~= 'queued' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+if ARGV[2] == '1' and redis.call('GET', KEYS[3]) == ARGV[1] then redis.call('DEL', KEYS[3]) end
+return 1
 """
 
 # Resume: only a soft-delivered job; its result joins the history, the state gets the new spec.
@@ -83,11 +90,13 @@ redis.call('EXPIRE', KEYS[1], ARGV[5])
 return 1
 """
 
-# A task's opening read in one round trip: count its delivery (as BEGIN does), then read the job.
+# A task's opening read in one round trip: count its execution, then read the job.
 # KEYS: job, flags, slices of attempt n, progress; ARGV: task_key, ttl_s, pointer ('' none), '1' for all
-# slices, now_s, job id. Every opening also marks the job's progress time (the watchdog's stall clock).
-# A slice whose reply is already stored is not counted (it makes no model call).
-# Returns {job hash (flat), deliveries, pointer's reply stored (0/1), slices hash (flat) or {}}.
+# slices, now_s, job id, execution token. Every opening also marks the job's progress time (the
+# watchdog's stall clock). The execution's token joins the task's unfinished executions (field
+# 'exec:<task_key>|<token>', counted in 'unfinished:<task_key>'); the same token again (an in-process
+# re-run) counts once. A slice whose reply is already stored is not counted (it makes no model call).
+# Returns {job hash (flat), unfinished executions, pointer's reply stored (0/1), slices hash (flat) or {}}.
 OPEN_TASK = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return {{}, 0, 0, {}} end
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[6])
@@ -96,12 +105,27 @@ if ARGV[3] ~= '' then stored = redis.call('HEXISTS', KEYS[3], ARGV[3]) end
 local count = 0
 if stored == 0 then
   if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
-  count = redis.call('HINCRBY', KEYS[2], 'deliveries:' .. ARGV[1], 1)
+  local counter = 'unfinished:' .. ARGV[1]
+  if redis.call('HSETNX', KEYS[2], 'exec:' .. ARGV[1] .. '|' .. ARGV[7], 1) == 1 then
+    count = redis.call('HINCRBY', KEYS[2], counter, 1)
+  else
+    count = tonumber(redis.call('HGET', KEYS[2], counter) or '0')
+  end
   redis.call('EXPIRE', KEYS[2], ARGV[2])
 end
 local slices = {}
 if ARGV[4] == '1' then slices = redis.call('HGETALL', KEYS[3]) end
 return {redis.call('HGETALL', KEYS[1]), count, stored, slices}
+"""
+
+# An execution that ended without applying its work leaves the task's unfinished executions.
+# KEYS: flags; ARGV: task_key, token. Returns the task's unfinished count afterwards.
+CLOSE_TASK = """
+local counter = 'unfinished:' .. ARGV[1]
+if redis.call('HDEL', KEYS[1], 'exec:' .. ARGV[1] .. '|' .. ARGV[2]) == 1 then
+  return redis.call('HINCRBY', KEYS[1], counter, -1)
+end
+return tonumber(redis.call('HGET', KEYS[1], counter) or '0')
 """
 
 # SAVE_STATE and DELIVER as one step, for an attempt that finishes its job: same checks, same writes.

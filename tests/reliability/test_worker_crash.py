@@ -81,7 +81,8 @@ def _redelivered_tasks(client: redis.Redis, job_ids: list[str]) -> int:
     total = 0
     for job_id in job_ids:
         counters = client.hgetall(f"suture:job:{job_id}:flags")
-        total += sum(1 for k, v in counters.items() if k.startswith("deliveries:") and int(v) > 1)
+        # A task that applied keeps its own execution counted: one more unfinished one was killed.
+        total += sum(1 for k, v in counters.items() if k.startswith("unfinished:") and int(v) > 1)
     return total
 
 

@@ -59,12 +59,15 @@ def test_killing_a_worker_mid_calls_loses_and_duplicates_nothing(
 
 
 def _killed_mid_call(stack: CeleryStack, handles: list[JobHandle]) -> int:
-    """How many tasks ran more than once (the kill really interrupted work), from the store's counters."""
+    """How many tasks an execution died in (the kill really interrupted work), from the store's counters.
+
+    A task that applied keeps its own execution counted: one more means an execution died before the end.
+    """
     client = redis.Redis.from_url(str(stack.settings.redis_url), decode_responses=True)
     redelivered = 0
     for handle in handles:
         counters = client.hgetall(f"suture:job:{handle.id}:flags")
-        redelivered += sum(1 for k, v in counters.items() if k.startswith("deliveries:") and int(v) > 1)
+        redelivered += sum(1 for k, v in counters.items() if k.startswith("unfinished:") and int(v) > 1)
     return redelivered
 
 
@@ -78,7 +81,8 @@ def _wait_until(condition: Callable[[], bool], timeout_s: float) -> None:
 def test_a_poison_task_ends_its_job_failed_with_a_reason(
     celery_stack: Callable[..., CeleryStack], scripted_model: Callable[..., Any]
 ) -> None:
-    # Given a job whose first attempt has already been delivered as often as the cap allows
+    # Given a job whose first attempt has already been started as often as the cap allows, by
+    # executions that never finished (what SIGKILLed workers leave behind)
     model = scripted_model(questions=4)
     stack = celery_stack(model.base_url, SUTURE_WORKER__MAX_REDELIVERIES="2")
     app = configure(stack.settings)
@@ -87,12 +91,12 @@ def test_a_poison_task_ends_its_job_failed_with_a_reason(
         "poison", {"contract": "quiz", "params": {}, "input": document(4)}, deadline_s=1e10
     )
     for _ in range(3):
-        store.begin(job_id, "attempt:1")
+        store.open_task(job_id, "attempt:1")
     # When it is delivered once more
     app.send_task("suture.attempt", args=[job_id, 1], queue="suture.model")
     stack.start_worker(concurrency=4)
     result = JobHandle(job_id, stack.settings).result(timeout_s=30)
     # Then the job fails, naming the task and the count, and the model was never called
     assert result["status"] == "failed"
-    assert "attempt:1 was delivered 4 times (limit 3)" in result["reason"]
+    assert "attempt:1 was started 4 times without finishing (limit 3)" in result["reason"]
     assert model.requests == {"full": 0, "slice": 0}

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,9 +14,11 @@ import pytest
 import redis
 
 from config.settings import Settings
+from tests.fixtures.redis_server import RedisServer, free_port
 from tests.fixtures.workers import REPO, CeleryStack
+from tests.workers.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from workers.celery_app import CeleryConfigError, check_time_limits, configure
-from workers.producer import InvalidJob, JobTimeout, enqueue, get_job
+from workers.producer import BrokerUnavailable, InvalidJob, JobTimeout, enqueue, get_job
 from workers.store import JobNotFound
 
 DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins. Secret-looking text 7f3a."
@@ -127,3 +130,70 @@ def test_cli_bad_input_exits_2_with_one_line(stack: CeleryStack, args: tuple[str
     done = run_cli(stack, *args)
     assert done.returncode == 2
     assert message in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+
+
+@pytest.fixture
+def broker_down(celery_stack: Callable[..., CeleryStack]) -> tuple[CeleryStack, int]:
+    """A stack whose store works and whose broker URL (with a password) names a port nobody listens on."""
+    port = free_port()
+    stack = celery_stack("http://127.0.0.1:9/v1", broker_url=f"redis://:hunter2@127.0.0.1:{port}/0")
+    return stack, port
+
+
+def stored_keys(stack: CeleryStack) -> list[str]:
+    client = redis.Redis.from_url(str(stack.settings.redis_url), decode_responses=True)
+    return sorted(client.scan_iter(match="suture:*"))
+
+
+def test_enqueue_with_the_broker_down_fails_fast_and_leaves_no_job_behind(
+    broker_down: tuple[CeleryStack, int], tmp_path: Path
+) -> None:
+    # Given a broker that is down
+    stack, port = broker_down
+    # When a job is enqueued with an idempotency key
+    started = time.monotonic()
+    with pytest.raises(BrokerUnavailable) as caught:
+        enqueue("quiz", DOCUMENT, idempotency_key="order-down", settings=stack.settings)
+    # Then it fails within seconds, in one line naming the broker and never the password,
+    # and the job it had stored is gone with its idempotency key
+    assert time.monotonic() - started < 5
+    message = str(caught.value)
+    assert message.startswith("message broker unavailable: ") and message.endswith("nothing was enqueued")
+    assert "hunter2" not in message and "\n" not in message
+    assert stored_keys(stack) == []
+    # When the broker is back on its port / Then the same key enqueues a new job, published once
+    broker = RedisServer(tmp_path, port, appendonly=False)
+    broker.start()
+    try:
+        handle = enqueue("quiz", DOCUMENT, idempotency_key="order-down", settings=stack.settings)
+        assert handle.status() == "queued"
+        messages = redis.Redis.from_url(f"redis://127.0.0.1:{port}/0").lrange("suture.model", 0, -1)
+        assert [json.loads(m)["headers"]["argsrepr"] for m in messages] == [repr((handle.id, 1))]
+    finally:
+        broker.stop()
+
+
+def test_cli_enqueue_with_the_broker_down_exits_2_with_one_line(
+    broker_down: tuple[CeleryStack, int], tmp_path: Path
+) -> None:
+    source = tmp_path / "doc.txt"
+    source.write_text(DOCUMENT)
+    done = run_cli(broker_down[0], "enqueue", str(source))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("suture: message broker unavailable: ") and done.stderr.count("\n") == 1
+    assert "hunter2" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_stored_job_whose_first_message_never_went_out_is_sent_by_the_stall_nudge(redis_url: str) -> None:
+    # Given a queued job whose first attempt was never published (the producer could not remove it either)
+    flow, dispatcher = inline_flow(redis.Redis.from_url(redis_url, decode_responses=True), ScriptedCaller())
+    job_id = new_job(flow)
+    # When the watchdog runs before and after the stall time has passed
+    flow.watchdog(now_s=time.time() + 1)
+    early = list(dispatcher.sent)
+    flow.watchdog(now_s=time.time() + flow.settings.worker.stall_s + 1)
+    # Then only the late run re-sends its first attempt, and the job runs to delivery
+    assert (early, dispatcher.sent) == ([], [("attempt", (job_id, 1))])
+    assert drain(flow, dispatcher) == ["applied"]
+    assert flow.store.status(job_id) == "delivered"

@@ -81,7 +81,7 @@ def test_delivery_happens_once_and_ends_the_job(store: JobStore) -> None:
     assert store.result(job_id) == {"status": "delivered", "n": 1}
     assert store.status(job_id) == "delivered"
     assert not store.save_state(job_id, 0, {"late": True})
-    assert job_id not in store.overdue(10**11)
+    assert job_id not in store.watchlist.overdue(10**11)
 
 
 def test_resume_reopens_only_a_soft_delivered_job_and_keeps_history(store: JobStore) -> None:
@@ -97,17 +97,25 @@ def test_resume_reopens_only_a_soft_delivered_job_and_keeps_history(store: JobSt
     assert store.history(other) == [{"status": "soft_delivered", "attempts": []}]
 
 
-def test_deliveries_are_counted_per_task(store: JobStore) -> None:
+def test_unfinished_executions_are_counted_per_task_once_per_token(store: JobStore) -> None:
+    # Given a job / When attempt 1 opens in executions a, b, b again (an in-process re-run) and c,
+    # and attempt 2 once
     job_id = new_job(store)
-    counts = [store.begin(job_id, "attempt:1") for _ in range(3)] + [store.begin(job_id, "attempt:2")]
-    assert counts == [1, 2, 3, 1]
+    counts = [store.open_task(job_id, "attempt:1", token=t).unfinished for t in ("a", "b", "b", "c")]
+    other = store.open_task(job_id, "attempt:2", token="a").unfinished
+    # Then each execution counted once, per task, and the job is running
+    assert (counts, other) == ([1, 2, 2, 3], 1)
     assert store.status(job_id) == "running"
+    # When b ends (its close repeated) and a ends / Then only c is left; a new execution counts from there
+    assert [store.close_task(job_id, "attempt:1", t) for t in ("b", "b", "a")] == [2, 2, 1]
+    assert store.open_task(job_id, "attempt:1", token="d").unfinished == 2
+    assert store.close_task(job_id, "attempt:2", "a") == 0
 
 
 def test_overdue_lists_only_jobs_past_their_deadline(store: JobStore) -> None:
     late, _ = store.create("late", SPEC, deadline_s=100)
     store.create("early", SPEC, deadline_s=300)
-    assert store.overdue(200) == [late]
+    assert store.watchlist.overdue(200) == [late]
 
 
 def test_stalled_lists_running_jobs_whose_tasks_stopped_opening(store: JobStore) -> None:
@@ -117,13 +125,13 @@ def test_stalled_lists_running_jobs_whose_tasks_stopped_opening(store: JobStore)
     store.deliver(done, {"status": "delivered"})
     now = time.time()
     # When the watchdog asks which made no progress since a moment ago / since a minute from now
-    recent = store.stalled(now - 60)
-    later = store.stalled(now + 60)
+    recent = store.watchlist.stalled(now - 60)
+    later = store.watchlist.stalled(now + 60)
     # Then only the never-opened job counts as stalled against its creation time, and only running
     # jobs are ever listed
     assert recent == [] and set(later) == {idle, busy}
-    store.touch(idle, now + 120)
-    assert store.stalled(now + 60) == [busy]
+    store.watchlist.touch(idle, now + 120)
+    assert store.watchlist.stalled(now + 60) == [busy]
 
 
 def test_unreachable_redis_is_a_one_line_error_without_password() -> None:

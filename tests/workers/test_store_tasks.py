@@ -33,10 +33,10 @@ def test_opening_a_task_counts_it_marks_the_job_running_and_reads_the_job(
     # Given a queued job with a stored surgical action
     job_id = new_job(store)
     store.put_action(job_id, 2, {"n": 2})
-    # When a task opens it `deliveries` times
+    # When a task opens it in `deliveries` executions
     openings = [store.open_task(job_id, "attempt:1") for _ in range(deliveries)]
-    # Then each opening counted one more delivery, and the job reads back running with its action
-    assert [o.deliveries for o in openings] == list(range(1, deliveries + 1))
+    # Then each opening counted one more unfinished execution, and the job reads back running with its action
+    assert [o.unfinished for o in openings] == list(range(1, deliveries + 1))
     record = openings[-1].record
     assert (record.spec, record.status, record.action(2), record.action(3)) == (
         SPEC,
@@ -44,7 +44,7 @@ def test_opening_a_task_counts_it_marks_the_job_running_and_reads_the_job(
         {"n": 2},
         None,
     )
-    assert store.begin(job_id, "attempt:1") == deliveries + 1  # the same counter as begin()
+    assert store.open_task(job_id, "attempt:2").unfinished == 1  # counted per task
 
 
 def test_a_slice_whose_reply_is_stored_is_not_counted(store: JobStore) -> None:
@@ -56,8 +56,8 @@ def test_a_slice_whose_reply_is_stored_is_not_counted(store: JobStore) -> None:
     missing = store.open_task(job_id, "slice:2:/questions/1", n=2, pointer="/questions/1")
     merge = store.open_task(job_id, "merge:2", n=2, slices=True)
     # Then the stored one is seen and not counted, the missing one is counted, the merge sees the replies
-    assert (stored.slice_stored, stored.deliveries) == (True, 0)
-    assert (missing.slice_stored, missing.deliveries) == (False, 1)
+    assert (stored.slice_stored, stored.unfinished) == (True, 0)
+    assert (missing.slice_stored, missing.unfinished) == (False, 1)
     assert merge.slices == {"/questions/0": {"text": "r0"}}
 
 
@@ -81,7 +81,7 @@ def test_apply_and_deliver_happens_once_however_many_deliveries_race(
     assert won.count(True) == 1
     record = store.load(job_id)
     assert (record.version, record.state, record.status, record.result) == (1, {"v": 1}, "delivered", RESULT)
-    assert store.overdue(now_s=10**11) == []
+    assert store.watchlist.overdue(now_s=10**11) == []
     assert store.wait_result(job_id, timeout_s=0.1) == RESULT
 
 
@@ -105,3 +105,20 @@ def test_apply_and_deliver_refuses_a_stale_version_or_a_delivered_job(
 def test_apply_and_deliver_of_an_unknown_job_is_a_clear_error(store: JobStore) -> None:
     with pytest.raises(JobNotFound):
         store.save_and_deliver("nope", 0, {}, RESULT)
+
+
+def test_a_saved_step_stores_its_surgical_action_once_and_only_when_it_applies(store: JobStore) -> None:
+    # Given a job at version 0
+    job_id = new_job(store)
+    # When attempt 1 is saved with the action of surgical attempt 2, and a duplicate save of attempt 1
+    # carries another action 2
+    applied = store.save_state(job_id, 0, {"v": 1}, action=(2, {"n": 2, "by": "first"}))
+    duplicate = store.save_state(job_id, 0, {"v": "dup"}, action=(2, {"n": 2, "by": "duplicate"}))
+    # Then the first save stored state and action together; the duplicate changed neither
+    record = store.load(job_id)
+    assert (applied, duplicate) == (True, False)
+    assert (record.version, record.state, record.action(2)) == (1, {"v": 1}, {"n": 2, "by": "first"})
+    # ...and an action stored before (by a stall nudge's put_action) is kept: the first writer wins
+    store.put_action(job_id, 3, {"n": 3, "by": "nudge"})
+    assert store.save_state(job_id, 1, {"v": 2}, action=(3, {"n": 3, "by": "step"}))
+    assert store.load(job_id).action(3) == {"n": 3, "by": "nudge"}

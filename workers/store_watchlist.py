@@ -1,0 +1,53 @@
+"""The watchdog's view of the job store: running jobs by deadline, and when each last made progress.
+
+Two sorted sets the store's scripts keep up to date (a job joins ``deadlines`` when created or
+resumed and leaves it when delivered; every task opening scores it in ``progress``); the watchdog
+reads them to end jobs past their deadline and to re-send the next step of jobs that stalled.
+"""
+
+from __future__ import annotations
+
+import redis
+
+from workers.store_errors import guarded
+from workers.store_keys import Keys
+
+# Progress entries older than this behind the stall horizon belong to long-finished jobs.
+PROGRESS_KEPT_S = 86400
+
+
+class Watchlist:
+    """Reads and marks of the running jobs' deadlines and progress times, for the watchdog."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._r = client
+        self._keys = keys
+
+    def overdue(self, now_s: float, limit: int = 500) -> list[str]:
+        """Ids of undelivered jobs whose deadline has passed, oldest first."""
+        deadlines = self._keys.deadlines()
+        ids = guarded(lambda: self._r.zrangebyscore(deadlines, "-inf", now_s, 0, limit))
+        return [str(i) for i in ids]
+
+    def forget(self, job_id: str) -> None:
+        """Drop a job from the deadlines (it expired or was delivered)."""
+        guarded(lambda: self._r.zrem(self._keys.deadlines(), job_id))
+
+    def touch(self, job_id: str, now_s: float) -> None:
+        """Mark that a job made progress now (the watchdog's stall clock restarts)."""
+        guarded(lambda: self._r.zadd(self._keys.progress(), {job_id: now_s}))
+
+    def stalled(self, before_s: float, limit: int = 500) -> list[str]:
+        """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""
+        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
+        if not running:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zmscore(self._keys.progress(), running)
+        for job_id in running:
+            pipe.hget(self._keys.job(job_id), "created_s")
+        # Entries of long-finished jobs would only grow the set; a running job is touched every stall.
+        pipe.zremrangebyscore(self._keys.progress(), "-inf", before_s - PROGRESS_KEPT_S)
+        scores, *created, _ = guarded(pipe.execute)
+        last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
+        return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
