@@ -85,12 +85,38 @@ class WorkerSettings(_Section):
     accepted_per_batch: int = Field(20, ge=0)
 
 
+class SimulatorFaults(_Section):
+    """Chaos fault shares of the simulated model, each replacing its profile's share when set.
+
+    The names are the simulator's fault kinds (workers.simulator.profiles.FaultRates); None keeps
+    the profile's share. The simulator rejects shares that add up to more than 1.
+    """
+
+    malformed_json: float | None = Field(None, ge=0, le=1)
+    truncated: float | None = Field(None, ge=0, le=1)
+    refusal: float | None = Field(None, ge=0, le=1)
+    empty: float | None = Field(None, ge=0, le=1)
+    rate_limited: float | None = Field(None, ge=0, le=1)
+    server_error: float | None = Field(None, ge=0, le=1)
+    slow: float | None = Field(None, ge=0, le=1)
+    dropped_connection: float | None = Field(None, ge=0, le=1)
+
+    def overrides(self) -> dict[str, float]:
+        """The shares that are set, by fault name."""
+        return self.model_dump(exclude_none=True)
+
+
 class SimulatorSettings(_Section):
     """Defaults for the in-process simulated model (a simulation, never a real model)."""
 
     profile: str = "realistic"
     latency_scale: float = Field(1.0, ge=0)
     seed: int = 0
+    faults: SimulatorFaults = Field(default_factory=SimulatorFaults)
+    # OpenAI-style prompt caching: a prefix left unused this long is forgotten (OpenAI: 5-10 minutes).
+    prompt_cache_idle_s: float = Field(300.0, gt=0)
+    # 128-token prefix boundaries remembered, least recently used dropped first; 0 turns caching off.
+    prompt_cache_max_entries: int = Field(100_000, ge=0)
 
 
 class BatchSettings(_Section):

@@ -195,10 +195,9 @@ class LocalStack:
     def _start_simulator(self) -> str | None:
         if self.settings.openai_api_key is not None or self.settings.openai_base_url:
             return None
-        from workers.simulator import start_simulator
+        from workers.simulator import start_from_settings
 
-        sim = self.settings.simulator
-        self.simulator = start_simulator(profile=sim.profile, latency_scale=sim.latency_scale, seed=sim.seed)
+        self.simulator = start_from_settings(self.settings)
         return str(self.simulator.base_url)
 
     def _start_workers(self, settings: Settings) -> None:

@@ -109,7 +109,7 @@ def _flatten(settings: Settings) -> list[tuple[str, Any]]:
     for name in type(settings).model_fields:
         value = getattr(settings, name)
         if isinstance(value, BaseModel):
-            out += [(f"{name}.{k}", v) for k, v in value.model_dump(mode="json").items()]
+            out += _flatten_section(name, value)
         elif isinstance(value, dict) and value:
             dumped = {
                 k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in value.items()
@@ -117,6 +117,18 @@ def _flatten(settings: Settings) -> list[tuple[str, Any]]:
             out += [(f"{name}.{k}", v) for k, v in dumped.items()]
         else:
             out.append((name, value.get_secret_value() if hasattr(value, "get_secret_value") else value))
+    return out
+
+
+def _flatten_section(prefix: str, section: BaseModel) -> list[tuple[str, Any]]:
+    """A section's fields as dotted keys; a section inside it (``simulator.faults``) is expanded too."""
+    out: list[tuple[str, Any]] = []
+    for key, dumped in section.model_dump(mode="json").items():
+        value = getattr(section, key)
+        if isinstance(value, BaseModel):
+            out += _flatten_section(f"{prefix}.{key}", value)
+        else:
+            out.append((f"{prefix}.{key}", dumped))
     return out
 
 

@@ -203,11 +203,10 @@ def _model_endpoint(
             raise UsageError("--latency-scale applies to the simulator only, and a model is configured")
         yield settings, False, None
         return
-    from workers.simulator import start_simulator
+    from workers.simulator import start_from_settings
 
-    sim = settings.simulator
-    scale = sim.latency_scale if latency_scale is None else latency_scale
-    handle = start_simulator(profile=sim.profile, latency_scale=scale, seed=sim.seed, rules=settings.quiz)
+    scale = settings.simulator.latency_scale if latency_scale is None else latency_scale
+    handle = start_from_settings(settings, latency_scale=scale)
     print(SIMULATED_NOTICE.format(scale=scale), file=sys.stderr)
     try:
         yield settings.model_copy(update={"openai_base_url": handle.base_url}), True, scale

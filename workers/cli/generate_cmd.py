@@ -124,10 +124,9 @@ def _model_endpoint(settings: Settings) -> Iterator[tuple[Settings, bool]]:
     if settings.openai_api_key is not None or settings.openai_base_url:
         yield settings, False
         return
-    from workers.simulator import start_simulator
+    from workers.simulator import start_from_settings
 
-    sim = settings.simulator
-    handle = start_simulator(profile=sim.profile, latency_scale=sim.latency_scale, seed=sim.seed)
+    handle = start_from_settings(settings)
     print(SIMULATED_NOTICE.format(url=handle.base_url), file=sys.stderr)
     try:
         yield settings.model_copy(update={"openai_base_url": handle.base_url}), True

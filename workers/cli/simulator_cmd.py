@@ -9,13 +9,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import fields
 from typing import Any
 
-from config.settings import ConfigError, load_settings
 from workers.cli import UsageError
-from workers.simulator import PROFILES, FaultRates, get_profile
-from workers.simulator.profiles import Profile
+from workers.cli.common import settings_from
+from workers.simulator import PROFILES, SimulatorError, server_from_settings
+from workers.simulator.profiles import FAULT_NAMES
 from workers.simulator.server import SimulatorServer
 from workers.simulator.serving import base_url, bind, serve_forever
 
@@ -24,9 +23,9 @@ DESCRIPTION = (
     "It is a simulation, not a real model: it writes grounded quizzes from the <document> in the "
     "prompt, with per-model structural bias reproduced from production data. Profiles: realistic "
     "(biased like gpt-5-nano/mini/gpt-5), perfect (always valid), chaos (plus malformed JSON, "
-    "truncation, refusals, empty replies, 429s, 500s, slow replies, dropped connections)."
+    "truncation, refusals, empty replies, 429s, 500s, slow replies, dropped connections). Replies "
+    "report cached prompt tokens as OpenAI's automatic prompt caching does."
 )
-FAULT_NAMES = tuple(f.name for f in fields(FaultRates))
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +45,7 @@ def register(subparsers: Any) -> None:
         action="append",
         default=[],
         metavar="NAME=RATE",
-        help=f"override a chaos fault share ({', '.join(FAULT_NAMES)})",
+        help=f"override a chaos fault share, over simulator.faults in config ({', '.join(FAULT_NAMES)})",
     )
     parser.add_argument(
         "--require-key-env",
@@ -79,23 +78,25 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _server(args: argparse.Namespace) -> SimulatorServer:
+    settings = settings_from(args)
+    if args.latency_scale is not None and args.latency_scale < 0:
+        raise UsageError(f"--latency-scale must be >= 0, got {args.latency_scale}")
     try:
-        settings = load_settings(getattr(args, "config", None))
-    except ConfigError as exc:
+        return server_from_settings(
+            settings,
+            profile=args.profile,
+            latency_scale=args.latency_scale,
+            seed=args.seed,
+            faults=_fault_flags(args.fault),
+            api_key=_required_key(args.require_key_env),
+        )
+    except SimulatorError as exc:
         raise UsageError(str(exc)) from None
-    profile = get_profile(args.profile or settings.simulator.profile, settings.quiz)
-    latency_scale = settings.simulator.latency_scale if args.latency_scale is None else args.latency_scale
-    if latency_scale < 0:
-        raise UsageError(f"--latency-scale must be >= 0, got {latency_scale}")
-    seed = settings.simulator.seed if args.seed is None else args.seed
-    return SimulatorServer(
-        _with_faults(profile, args.fault), latency_scale, seed, _required_key(args.require_key_env)
-    )
 
 
-def _with_faults(profile: Profile, overrides: list[str]) -> Profile:
+def _fault_flags(items: list[str]) -> dict[str, float]:
     rates: dict[str, float] = {}
-    for item in overrides:
+    for item in items:
         name, _, value = item.partition("=")
         try:
             rate = float(value)
@@ -106,10 +107,7 @@ def _with_faults(profile: Profile, overrides: list[str]) -> Profile:
                 f"--fault wants NAME=RATE with NAME in {', '.join(FAULT_NAMES)} and 0<=RATE<=1, got {item!r}"
             )
         rates[name] = rate
-    chosen = profile.with_faults(**rates) if rates else profile
-    if chosen.faults.total() > 1:
-        raise UsageError(f"fault shares add up to {chosen.faults.total():.2f}, more than 1")
-    return chosen
+    return rates
 
 
 def _required_key(variable: str | None) -> str | None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import random
 import secrets
 import time
@@ -16,8 +15,7 @@ from workers.simulator.prompt import Prompt, read_prompt
 from workers.simulator.quizgen import write_quiz, write_slice
 from workers.simulator.request import ChatRequest
 from workers.simulator.schema_fill import fill
-
-CHARS_PER_TOKEN = 4
+from workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
 
 
 @dataclass(frozen=True)
@@ -31,11 +29,7 @@ class Completion:
     completion_tokens: int  # includes reasoning tokens, as OpenAI counts them
     reasoning_tokens: int
     latency_s: float
-
-
-def tokens(text: str) -> int:
-    """Tokens of a text, consistently about four characters each."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    cached_tokens: int = 0  # the part of prompt_tokens served from the prompt cache
 
 
 def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
@@ -58,8 +52,13 @@ def complete(
     profile: Profile,
     latency_scale: float,
     rng: random.Random,
+    *,
+    cached_tokens: int = 0,
 ) -> Completion:
-    """Apply faults, the token limit, token counts and latency to an answer."""
+    """Apply faults, the token limit, token counts and latency to an answer.
+
+    ``cached_tokens`` is what the prompt cache served of this prompt (see ``prompt_cache``).
+    """
     content, refusal, finish = spoil(fault, text, rng)
     visible = tokens(content or refusal or "")
     reasoning = int(visible * REASONING_FACTOR[request.reasoning_effort])
@@ -73,15 +72,16 @@ def complete(
     latency_ms = traits.time_to_first_token_ms + (visible + reasoning) * traits.per_output_token_ms
     if fault == "slow":
         latency_ms += profile.slow_extra_s * 1000
-    prompt_tokens = sum(tokens(json.dumps(m.get("content"))) for m in request.messages)
+    prompt = prompt_tokens(request.messages)
     return Completion(
         content,
         refusal,
         finish,
-        prompt_tokens,
+        prompt,
         visible + reasoning,
         reasoning,
         latency_ms * latency_scale / 1000,
+        min(cached_tokens, prompt),
     )
 
 
@@ -107,7 +107,7 @@ def body(request: ChatRequest, completion: Completion) -> dict[str, Any]:
             "prompt_tokens": completion.prompt_tokens,
             "completion_tokens": completion.completion_tokens,
             "total_tokens": completion.prompt_tokens + completion.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": completion.cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {
                 "reasoning_tokens": completion.reasoning_tokens,
                 "audio_tokens": 0,

@@ -2,6 +2,8 @@
 
 SimulatorError                 base; str() is one line
 ├── UnknownProfileError(name)  programmer/config error: no such profile
+├── FaultRatesError            config error: an unknown fault, a share outside 0..1, or shares
+│                              adding up to more than 1
 └── RequestRejected(status, code, message)
                                an HTTP request the simulator answers with an OpenAI-shaped
                                error body (400 invalid request, 401 bad key, 404 unknown model)
@@ -21,6 +23,10 @@ class UnknownProfileError(SimulatorError):
         self.name = name
         self.known = known
         super().__init__(f"unknown simulator profile {name!r} (known: {', '.join(known)})")
+
+
+class FaultRatesError(SimulatorError):
+    """Chaos fault shares that cannot be used: unknown name, outside 0..1, or more than 1 in all."""
 
 
 class RequestRejected(SimulatorError):

@@ -6,10 +6,10 @@ conspicuously long correct answer, gpt-5-mini ~2.7/15, gpt-5 ~0.5/15. Rates are 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 from config.settings import QuizRules
-from workers.simulator.errors import UnknownProfileError
+from workers.simulator.errors import FaultRatesError, UnknownProfileError
 
 # Reasoning tokens generated per visible output token, by reasoning effort (None = API default, medium).
 REASONING_FACTOR: dict[str | None, float] = {
@@ -50,6 +50,11 @@ class FaultRates:
         return sum(self.__dict__.values())
 
 
+FAULT_NAMES = tuple(f.name for f in fields(FaultRates))
+# Float sums of shares that are meant to add up to exactly 1 may land a hair above it.
+_TOTAL_TOLERANCE = 1e-9
+
+
 MODEL_TRAITS: dict[str, ModelTraits] = {
     "gpt-5-nano": ModelTraits(5.5 / 15, 0.10, 1, 800.0, 8.0),
     "gpt-5-mini": ModelTraits(2.7 / 15, 0.07, 1, 1000.0, 12.0),
@@ -86,8 +91,20 @@ class Profile:
         return self.models[model]
 
     def with_faults(self, **rates: float) -> Profile:
-        """This profile with some fault rates replaced (e.g. ``rate_limited=1.0``)."""
-        return replace(self, faults=replace(self.faults, **rates))
+        """This profile with some fault rates replaced (e.g. ``rate_limited=1.0``).
+
+        Raises ``FaultRatesError`` for an unknown fault, a share outside 0..1, or shares over 1 in all.
+        """
+        unknown = sorted(set(rates) - set(FAULT_NAMES))
+        if unknown:
+            raise FaultRatesError(f"unknown fault {unknown[0]!r} (known: {', '.join(FAULT_NAMES)})")
+        for name, rate in rates.items():
+            if not 0 <= rate <= 1:
+                raise FaultRatesError(f"fault share {name}={rate} is outside 0..1")
+        faults = replace(self.faults, **rates)
+        if faults.total() > 1 + _TOTAL_TOLERANCE:
+            raise FaultRatesError(f"fault shares add up to {faults.total():.2f}, more than 1")
+        return replace(self, faults=faults)
 
 
 def _unbiased(traits: dict[str, ModelTraits]) -> dict[str, ModelTraits]:

@@ -3,7 +3,8 @@
 Every response says it is simulated (``x-suture-simulated: true``; models are owned by
 "suture-simulator"). Answers are deterministic for (seed, model, request seed, prompt); chaos
 faults are drawn per occurrence of a prompt, so a retry of the same request can succeed and a
-rerun of the same request sequence reproduces the same faults.
+rerun of the same request sequence reproduces the same faults. Usage reports the prompt tokens a
+per-model prefix cache served, as OpenAI's automatic prompt caching does (``prompt_cache``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from workers.simulator.errors import RequestRejected
 from workers.simulator.faults import CONTENT_FAULTS, Fault, draw_fault
 from workers.simulator.profiles import Profile
 from workers.simulator.prompt import message_text
+from workers.simulator.prompt_cache import PromptCache
 from workers.simulator.request import ChatRequest, parse_request
 
 OWNER = "suture-simulator"
@@ -35,13 +37,21 @@ _MAX_REMEMBERED_PROMPTS = 200_000
 
 
 class SimulatorServer:
-    """Request handlers bound to one profile, latency scale, seed and optional required API key."""
+    """Request handlers bound to one profile, latency scale, seed, prompt cache and optional API key."""
 
-    def __init__(self, profile: Profile, latency_scale: float, seed: int, api_key: str | None = None) -> None:
+    def __init__(
+        self,
+        profile: Profile,
+        latency_scale: float,
+        seed: int,
+        api_key: str | None = None,
+        prompt_cache: PromptCache | None = None,
+    ) -> None:
         self.profile = profile
         self.latency_scale = latency_scale
         self.seed = seed
         self._api_key = api_key
+        self.prompt_cache = PromptCache() if prompt_cache is None else prompt_cache
         self._occurrences: Counter[str] = Counter()
         self.models = tuple(profile.models)
 
@@ -92,9 +102,12 @@ class SimulatorServer:
         fault = draw_fault(self.profile.faults, fault_rng) if self.profile.faults.total() else None
         if fault in ("rate_limited", "server_error", "dropped_connection"):
             return self._transport_fault(request, fault)
+        # Only a prompt the model processed reaches the cache: transport faults return above.
+        cached = self.prompt_cache.serve(chat)
         text = answer(chat, self.profile, seeded(self.seed, chat.model, chat.seed, identity))
         content_fault = fault if fault in CONTENT_FAULTS or fault == "slow" else None
-        completion = complete(chat, text, content_fault, self.profile, self.latency_scale, fault_rng)
+        scale = self.latency_scale
+        completion = complete(chat, text, content_fault, self.profile, scale, fault_rng, cached_tokens=cached)
         if completion.latency_s > 0:
             await asyncio.sleep(completion.latency_s)
         headers = {"openai-processing-ms": str(round(completion.latency_s * 1000))}

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from config.settings import QuizRules
 from workers.simulator.profiles import Profile, get_profile
+from workers.simulator.prompt_cache import PromptCache
 from workers.simulator.server import SimulatorServer
 
 BACKLOG = 2048  # hundreds of slow requests may be in flight at once
@@ -105,12 +106,17 @@ def start_simulator(
     *,
     api_key: str | None = None,
     rules: QuizRules | None = None,
+    prompt_cache: PromptCache | None = None,
 ) -> SimulatorHandle:
-    """Start a simulated model server in a background thread of this process."""
+    """Start a simulated model server in a background thread of this process.
+
+    ``prompt_cache`` defaults to a fresh ``PromptCache()`` with the packaged limits; see
+    ``configure.start_from_settings`` for a simulator built from settings.
+    """
     chosen = profile if isinstance(profile, Profile) else get_profile(profile, rules)
     if latency_scale < 0:
         raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
-    return SimulatorHandle(SimulatorServer(chosen, latency_scale, seed, api_key), host, port)
+    return SimulatorHandle(SimulatorServer(chosen, latency_scale, seed, api_key, prompt_cache), host, port)
 
 
 def serve_forever(server: SimulatorServer, sock: socket.socket, on_ready: Callable[[], None]) -> None:
