@@ -18,7 +18,7 @@ from typing import Any
 from celery import Celery
 
 from config.settings import Settings
-from workers.kombu_patches import tolerate_detached_transport
+from workers.kombu_patches import patch_redis_transport
 
 MODEL_QUEUE = "suture.model"
 CONTROL_QUEUE = "suture.control"
@@ -42,7 +42,7 @@ class CeleryConfigError(Exception):
         self.problem = problem
 
 
-tolerate_detached_transport()
+patch_redis_transport()
 app = Celery("suture", include=["tasks.celery_tasks"])
 app.conf.update(
     task_serializer="json",

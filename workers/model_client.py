@@ -34,7 +34,6 @@ from typing import Any, Literal
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from config.settings import Settings
 from tasks.calls import ModelCall, ModelReply, Usage
@@ -118,20 +117,19 @@ class ModelClient:
                 self._sleep(delay_s)
                 retries += 1
 
-    def _create(self, call: ModelCall) -> Any:
+    def _create(self, call: ModelCall) -> Completion:
         """One HTTP request; every failure is raised as a classified ``TransportFailure``."""
         sdk = self._client()
         try:
             raw = sdk.post(COMPLETIONS_PATH, body=request_body(call, self._settings), cast_to=httpx2.Response)
-            completion = ChatCompletion.construct(**raw.json())  # as the SDK parses: no validation
-            _ = completion.choices[0].message  # a body without a choice is a broken response
+            completion = read_completion(raw.json())
             if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":
                 self.simulated = True
         except openai.APIStatusError as exc:
             raise classify_status(exc) from None
         except openai.APIConnectionError as exc:
             raise TransportFailure("unavailable", f"connection failed: {type(exc).__name__}", True) from None
-        except (openai.APIResponseValidationError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        except (openai.APIResponseValidationError, ValueError, TypeError, LookupError, AttributeError) as exc:
             raise TransportFailure(
                 "unavailable", f"malformed response body: {type(exc).__name__}", True
             ) from None
@@ -157,16 +155,14 @@ class ModelClient:
             max_retries=0,  # retries happen (and are counted) in ModelClient.call
         )
 
-    def _reply(self, call: ModelCall, completion: Any, started: float, retries: int) -> ModelReply:
-        choice = completion.choices[0]
-        usage = usage_of(completion.usage)
+    def _reply(self, call: ModelCall, completion: Completion, started: float, retries: int) -> ModelReply:
         return ModelReply(
             model=call.model,
-            text=choice.message.content,
-            finish_reason=choice.finish_reason,
-            refusal=getattr(choice.message, "refusal", None),
-            usage=usage,
-            cost_usd=cost_usd(call.model, usage, self._settings.prices),
+            text=completion.text,
+            finish_reason=completion.finish_reason,
+            refusal=completion.refusal,
+            usage=completion.usage,
+            cost_usd=cost_usd(call.model, completion.usage, self._settings.prices),
             latency_ms=(time.monotonic() - started) * 1000,
             transport_retries=retries,
             simulated=self.simulated,
@@ -220,18 +216,63 @@ def request_body(call: ModelCall, settings: Settings) -> dict[str, Any]:
     return arguments
 
 
-def usage_of(usage: Any) -> Usage:
-    """Token counts from an SDK usage object (output includes reasoning, as OpenAI counts it)."""
-    if usage is None:
-        return Usage()
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    completion_details = getattr(usage, "completion_tokens_details", None)
-    return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        cached_input_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
-        output_tokens=usage.completion_tokens or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+@dataclass(frozen=True)
+class Completion:
+    """What suture reads of a Chat Completions response body: the first choice and the usage."""
+
+    text: str | None
+    finish_reason: str | None
+    refusal: str | None
+    usage: Usage
+
+
+def read_completion(body: Any) -> Completion:
+    """Read a response body (untrusted JSON) as the SDK's ``ChatCompletion`` would be read.
+
+    Only the fields suture uses are read, and each is type-checked: a body that is not an object,
+    has no choice, or has a field of the wrong type raises ``ValueError``/``LookupError``/``TypeError``
+    (the caller's "malformed response body"). Building the SDK's ``ChatCompletion`` model of the whole
+    body first cost more CPU than the rest of the reply handling, for fields nobody reads.
+    """
+    choice = body["choices"][0]
+    message = choice["message"]
+    if not isinstance(message, dict):
+        raise TypeError("choices[0].message is not an object")
+    return Completion(
+        text=_optional_str(message.get("content"), "content"),
+        finish_reason=_optional_str(choice.get("finish_reason"), "finish_reason"),
+        refusal=_optional_str(message.get("refusal"), "refusal"),
+        usage=usage_of(body.get("usage")),
     )
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} is not a string")
+    return value
+
+
+def usage_of(usage: Any) -> Usage:
+    """Token counts from a response's ``usage`` object (output includes reasoning, as OpenAI counts it)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    prompt_details = usage.get("prompt_tokens_details")
+    completion_details = usage.get("completion_tokens_details")
+    return Usage(
+        input_tokens=_count(usage.get("prompt_tokens")),
+        cached_input_tokens=_count(
+            prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else 0
+        ),
+        output_tokens=_count(usage.get("completion_tokens")),
+        reasoning_tokens=_count(
+            completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else 0
+        ),
+    )
+
+
+def _count(value: Any) -> int:
+    """A token count; anything but a non-negative integer counts as unknown (0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def classify_status(exc: openai.APIStatusError) -> TransportFailure:

@@ -75,6 +75,9 @@ MALFORMED = Scripted(body="this is not json {")
         ),
         ([MALFORMED, OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(body={"id": "x", "choices": []}), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body=[1, 2]), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body={"choices": [{"message": "hi"}]}), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body={"choices": [{"message": {"content": 42}}]}), OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(drop=True), OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(delay_s=1.5), OK], '{"ok": true}', "stop", None, 1),
     ],
@@ -86,6 +89,9 @@ MALFORMED = Scripted(body="this is not json {")
         "5xx-then-ok",
         "malformed-body",
         "no-choices",
+        "body-not-an-object",
+        "message-not-an-object",
+        "content-not-a-string",
         "dropped",
         "timeout",
     ],
@@ -323,3 +329,34 @@ def test_replies_say_simulated_only_when_the_endpoint_declares_it(
     assert sim_reply.error is None and sim_reply.simulated is True
     assert sim_client.simulated is True
     assert plain_reply.simulated is False
+
+
+@pytest.mark.parametrize(
+    ("usage", "counts"),
+    [
+        (None, (0, 0, 0, 0)),
+        ({"prompt_tokens": 10, "completion_tokens": 5}, (10, 0, 5, 0)),
+        (
+            {
+                "prompt_tokens": 10,
+                "completion_tokens": 5,
+                "prompt_tokens_details": {"cached_tokens": 4},
+                "completion_tokens_details": {"reasoning_tokens": 3},
+            },
+            (10, 4, 5, 3),
+        ),
+        ({"prompt_tokens": "10", "completion_tokens": -1, "prompt_tokens_details": [1]}, (0, 0, 0, 0)),
+        ("lots", (0, 0, 0, 0)),
+    ],
+    ids=["absent", "plain", "details", "wrong-types", "not-an-object"],
+)
+def test_usage_is_read_defensively(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer], usage: Any, counts: tuple[int, ...]
+) -> None:
+    # Given a reply whose usage is as the server sent it (untrusted), When the client reads it
+    body = {**completion_body(), "usage": usage}
+    reply, _ = _run(scripted_server, [Scripted(body=body)])
+    # Then the text is kept, and token counts are read where they are non-negative integers, else 0
+    assert reply.text == '{"ok": true}'
+    got = reply.usage
+    assert (got.input_tokens, got.cached_input_tokens, got.output_tokens, got.reasoning_tokens) == counts
