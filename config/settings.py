@@ -60,6 +60,9 @@ class ClientSettings(_Section):
     """Model client timeouts and the transport-retry layer (separate from contract retries)."""
 
     timeout_s: float = Field(120.0, gt=0)
+    # The whole call, transport retries and backoff included: a worker's soft time limit must exceed it
+    # (Celery's threads pool enforces no time limit, so this is what bounds a task there).
+    call_budget_s: float = Field(240.0, gt=0)
     transport_max_retries: int = Field(4, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
@@ -67,7 +70,7 @@ class ClientSettings(_Section):
 
 
 class WorkerSettings(_Section):
-    """Celery worker limits; ordered client timeout < soft limit < hard limit < visibility timeout."""
+    """Celery worker limits; ordered client call budget < soft limit < hard limit < visibility timeout."""
 
     soft_time_limit_s: float = Field(300.0, gt=0)
     time_limit_s: float = Field(360.0, gt=0)

@@ -4,7 +4,9 @@ Transport failures are a layer of their own, apart from contract attempts: 429, 
 dropped connections and unparseable HTTP bodies are retried here with exponential backoff and
 jitter (``Retry-After`` honoured, bounded by ``settings.client``) and counted in
 ``ModelReply.transport_retries``. The SDK's own retries are off so every retry is counted.
-``ModelReply.latency_ms`` is the whole wait of the call, transport retries and backoff included.
+``ModelReply.latency_ms`` is the whole wait of the call, transport retries and backoff included,
+and ``settings.client.call_budget_s`` bounds it: no retry starts, and no request outlives, the
+budget (a worker's soft time limit is checked to exceed it).
 
 The engine never sees an exception from ``ModelClient.call``: a terminal failure comes back as a
 ``ModelReply`` with ``error`` and ``error_kind`` (auth, bad_request, not_found, unavailable).
@@ -96,16 +98,19 @@ class ModelClient:
         return f"ModelClient(base_url={self._settings.openai_base_url or 'https://api.openai.com/v1'!r})"
 
     def call(self, call: ModelCall) -> ModelReply:
-        """Make one model call, retrying transport failures; never raises for a failed call."""
+        """Make one model call, retrying transport failures within the call budget; never raises for a failed call."""
         started = time.monotonic()
+        deadline = started + self._settings.client.call_budget_s
         retries = 0
         while True:
             try:
-                return self._reply(call, self._create(call), started, retries)
+                return self._reply(call, self._create(call, deadline - time.monotonic()), started, retries)
             except TransportFailure as failure:
                 if not failure.retryable or retries >= self._settings.client.transport_max_retries:
                     return self._failed(call, failure, started, retries)
                 delay_s = self._delay_s(retries, failure.retry_after_s)
+                if time.monotonic() + delay_s >= deadline:
+                    return self._failed(call, self._budget_spent(failure), started, retries)
                 log.warning(
                     "model %s: transport retry %d/%d in %.2fs after %s",
                     call.model,
@@ -117,11 +122,26 @@ class ModelClient:
                 self._sleep(delay_s)
                 retries += 1
 
-    def _create(self, call: ModelCall) -> Completion:
-        """One HTTP request; every failure is raised as a classified ``TransportFailure``."""
+    def _budget_spent(self, failure: TransportFailure) -> TransportFailure:
+        budget_s = self._settings.client.call_budget_s
+        return TransportFailure(
+            "unavailable", f"{failure.detail}; call budget of {budget_s:g} s spent", False
+        )
+
+    def _create(self, call: ModelCall, remaining_s: float) -> Completion:
+        """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise ``TransportFailure``."""
         sdk = self._client()
+        timeout_s = min(self._settings.client.timeout_s, remaining_s)
+        if timeout_s <= 0:
+            raise TransportFailure("unavailable", "call budget spent before the request", False)
+        options: Any = {"timeout": timeout_s} if timeout_s < self._settings.client.timeout_s else {}
         try:
-            raw = sdk.post(COMPLETIONS_PATH, body=request_body(call, self._settings), cast_to=httpx2.Response)
+            raw = sdk.post(
+                COMPLETIONS_PATH,
+                body=request_body(call, self._settings),
+                cast_to=httpx2.Response,
+                options=options,
+            )
             completion = read_completion(raw.json())
             if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":
                 self.simulated = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,14 +25,23 @@ QUIZ_DOC = "Photosynthesis turns light into chemical energy in the chloroplasts 
 
 
 def _settings(
-    base_url: str, *, key: str | None = CANARY, max_retries: int = 3, timeout_s: float = 10.0
+    base_url: str,
+    *,
+    key: str | None = CANARY,
+    max_retries: int = 3,
+    timeout_s: float = 10.0,
+    call_budget_s: float = 60.0,
 ) -> Settings:
     return Settings(
         openai_base_url=base_url,
         openai_api_key=key,
         prices=PRICES,
         client=ClientSettings(
-            timeout_s=timeout_s, transport_max_retries=max_retries, backoff_base_s=0.01, backoff_max_s=2.0
+            timeout_s=timeout_s,
+            call_budget_s=call_budget_s,
+            transport_max_retries=max_retries,
+            backoff_base_s=0.01,
+            backoff_max_s=2.0,
         ),
     )
 
@@ -360,3 +370,21 @@ def test_usage_is_read_defensively(
     assert reply.text == '{"ok": true}'
     got = reply.usage
     assert (got.input_tokens, got.cached_input_tokens, got.output_tokens, got.reasoning_tokens) == counts
+
+
+def test_the_call_budget_bounds_a_call_with_retries_left(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer],
+) -> None:
+    # Given a server that never answers in time, a 1 s request timeout, 4 retries allowed (5 s
+    # worth) and a call budget of 2.5 s
+    server = scripted_server([Scripted(delay_s=3.0)] * 5)
+    client = ModelClient(_settings(server.base_url, timeout_s=1.0, max_retries=4, call_budget_s=2.5))
+    # When the client calls
+    started = time.monotonic()
+    reply = client.call(_call())
+    elapsed_s = time.monotonic() - started
+    # Then it gives up within the budget (its last request cut short), saying why, with retries left
+    assert reply.error_kind == "unavailable"
+    assert "call budget of 2.5 s spent" in (reply.error or "")
+    assert 2.0 <= elapsed_s < 3.2
+    assert reply.transport_retries < 4
