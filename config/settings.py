@@ -67,6 +67,9 @@ class ClientSettings(_Section):
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
     max_completion_tokens: int = Field(16000, ge=1)
+    # Send each job's id as OpenAI's prompt_cache_key (its calls share one prompt cache); off for an
+    # OpenAI-compatible server that rejects fields it does not know.
+    send_prompt_cache_key: bool = True
 
 
 class WorkerSettings(_Section):

@@ -233,6 +233,8 @@ def request_body(call: ModelCall, settings: Settings) -> dict[str, Any]:
         arguments["reasoning_effort"] = call.reasoning_effort
     if call.seed is not None:
         arguments["seed"] = call.seed
+    if call.cache_key is not None and settings.client.send_prompt_cache_key:
+        arguments["prompt_cache_key"] = call.cache_key
     return arguments
 
 

@@ -187,6 +187,22 @@ def test_request_uses_strict_json_schema_and_the_call_options(
     }
     assert (sent["reasoning_effort"], sent["seed"], sent["max_completion_tokens"]) == ("low", 42, 900)
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {CANARY}"
+    assert "prompt_cache_key" not in sent  # the call has none
+
+
+@pytest.mark.parametrize(("send", "expected"), [(True, "job-123"), (False, None)])
+def test_the_job_id_goes_out_as_the_prompt_cache_key_unless_turned_off(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer], send: bool, expected: str | None
+) -> None:
+    # Given a call keyed by its job, and the setting on or off
+    server = scripted_server([OK])
+    settings = _settings(server.base_url)
+    settings = settings.model_copy(
+        update={"client": settings.client.model_copy(update={"send_prompt_cache_key": send})}
+    )
+    # When the client sends it, Then the body carries OpenAI's prompt_cache_key only when on
+    ModelClient(settings).call(_call(cache_key="job-123"))
+    assert server.requests[0]["body"].get("prompt_cache_key") == expected
 
 
 @pytest.mark.parametrize(
