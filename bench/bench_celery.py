@@ -148,11 +148,12 @@ class Bench:
             self.model.stop()
             self.model = None
 
-    def pids(self) -> list[int]:
-        """Every process of the measurement: workers, Redis, the model server and this producer."""
-        pids = [p.pid for p in self.workers] + [os.getpid()]
-        pids += [p.pid for p in (self.redis.process, self.model.process if self.model else None) if p]
-        return pids
+    def roles(self) -> dict[str, list[int]]:
+        """Every process of the measurement by role: workers, Redis, the model server and this producer."""
+        roles = {"workers": [p.pid for p in self.workers], "producer": [os.getpid()]}
+        roles["redis"] = [self.redis.process.pid] if self.redis.process else []
+        roles["model server"] = [self.model.process.pid] if self.model else []
+        return roles
 
     def close(self) -> None:
         self.stop_workers()
@@ -170,6 +171,9 @@ def _stop_result_consumer() -> None:
     consumer = getattr(app.backend, "result_consumer", None)
     if consumer is not None:
         consumer.stop()
+        # A chord's AsyncResults still alive unsubscribe in __del__ at interpreter exit, after this
+        # Redis is gone (a harmless but noisy traceback): with nothing subscribed, they send nothing.
+        consumer.subscribed_to.clear()
 
 
 def cpu_s(pids: list[int]) -> float:
@@ -181,12 +185,38 @@ def cpu_s(pids: list[int]) -> float:
     return total_ticks / os.sysconf("SC_CLK_TCK")
 
 
-def measured(bench: Bench, rate_of: Any, jobs: int) -> tuple[Any, float]:
-    """Run one measurement; returns its outcome and the CPU ms per job all processes spent on it."""
-    pids = bench.pids()
-    before = cpu_s(pids)
-    outcome = rate_of()
-    return outcome, (cpu_s(pids) - before) * 1000 / jobs
+def measured(bench: Bench, work: Any) -> tuple[Any, dict[str, float]]:
+    """Run ``work``; returns its outcome and the CPU ms each role of the run spent on it (and in all)."""
+    roles = bench.roles()
+    before = {role: cpu_s(pids) for role, pids in roles.items()}
+    outcome = work()
+    cpu_ms = {role: (cpu_s(pids) - before[role]) * 1000 for role, pids in roles.items()}
+    cpu_ms["all"] = sum(cpu_ms.values())
+    return outcome, cpu_ms
+
+
+def compare(bench: Bench, jobs: int, baseline: Any, ours: Any, check: Any) -> dict[str, Any]:
+    """Interleaved repeats of the baseline and suture, ``jobs`` each: median rates and CPU ms per job.
+
+    Interleaved and repeated because the shared 2-core machine is noisy from run to run.
+    """
+    rates: dict[str, list[float]] = {"bare": [], "suture": []}
+    cpu: dict[str, list[dict[str, float]]] = {"bare": [], "suture": []}
+    for _ in range(ROUNDS):
+        rate, cpu_ms = measured(bench, lambda: baseline(jobs))
+        rates["bare"].append(rate)
+        cpu["bare"].append(cpu_ms)
+        (rate, results), cpu_ms = measured(bench, lambda: ours(jobs))
+        check(results)
+        rates["suture"].append(rate)
+        cpu["suture"].append(cpu_ms)
+    return {
+        side: {
+            "rate": median(rates[side]),
+            "cpu_ms": {role: median(c[role] for c in cpu[side]) / jobs for role in cpu[side][0]},
+        }
+        for side in rates
+    }
 
 
 def bare_round_trips(n: int) -> float:
@@ -224,68 +254,97 @@ def suture_jobs(n: int, settings: Any, questions: int) -> tuple[float, list[dict
 
 
 def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_flight: int) -> dict[str, Any]:
-    figures: dict[str, Any] = {
-        "jobs": jobs,
-        "slow_jobs": slow_jobs,
-        "concurrency": concurrency,
-        "workers": workers,
-    }
-    figures["load_before"] = os.getloadavg()[0]
+    figures: dict[str, Any] = {"jobs": jobs, "slow_jobs": slow_jobs, "concurrency": concurrency}
+    figures |= {"workers": workers, "load_before": os.getloadavg()[0]}
     figures["slow_concurrency"] = -(-slow_in_flight // workers)
     with tempfile.TemporaryDirectory() as tmp:
         bench = Bench(Path(tmp), concurrency=concurrency, workers=workers)
         try:
-            settings = bench.start(ModelProcess(questions=4))
-            bare_round_trips(50)  # warm-up: connections, imports
-            suture_jobs(20, settings, 4)
-            # Interleaved repeats, median of each: the 2-core machine is noisy run to run.
-            bare, ours, bare_cpu, our_cpu = [], [], [], []
-            for _ in range(ROUNDS):
-                rate, cpu_ms = measured(bench, lambda: bare_round_trips(jobs), jobs)
-                bare.append(rate)
-                bare_cpu.append(cpu_ms)
-                (jps, first), cpu_ms = measured(bench, lambda: suture_jobs(jobs, settings, 4), jobs)
-                ours.append(jps)
-                our_cpu.append(cpu_ms)
-                assert all(r["status"] == "delivered" for r in first)
-            figures["bare_rps"], figures["first_pass_jps"] = median(bare), median(ours)
-            figures["bare_cpu_ms"], figures["first_pass_cpu_ms"] = median(bare_cpu), median(our_cpu)
-
-            settings = bench.start(ModelProcess(questions=4, imbalanced=3))
-            bare_chords(20)
-            suture_jobs(20, settings, 4)
-            bare, ours, bare_cpu, our_cpu = [], [], [], []
-            for _ in range(ROUNDS):
-                rate, cpu_ms = measured(bench, lambda: bare_chords(jobs), jobs)
-                bare.append(rate)
-                bare_cpu.append(cpu_ms)
-                (jps, surgical), cpu_ms = measured(bench, lambda: suture_jobs(jobs, settings, 4), jobs)
-                ours.append(jps)
-                our_cpu.append(cpu_ms)
-                assert all([a["mode"] for a in r["attempts"]] == ["full", "surgical"] for r in surgical)
-            figures["chord_ps"], figures["surgical_jps"] = median(bare), median(ours)
-            figures["chord_cpu_ms"], figures["surgical_cpu_ms"] = median(bare_cpu), median(our_cpu)
-
-            slow = ModelProcess(questions=4, latency_s=1.0)
-            settings = bench.start(slow, concurrency=figures["slow_concurrency"])
-            suture_jobs(slow_in_flight, settings, 4)  # warm-up: one call per thread opens its connection
-            started = time.perf_counter()
-            figures["slow_jps"], _ = suture_jobs(slow_jobs, settings, 4)
-            figures["slow_elapsed_s"] = time.perf_counter() - started
-            bench.stop_workers()
-            figures["slow_in_flight"] = slow.in_flight["max"]
+            figures["first"] = first_pass(bench, jobs)
+            figures["surgical"] = surgical_round(bench, jobs)
+            figures["call_cpu_ms"] = model_call_cpu(bench)
+            figures |= slow_model(bench, slow_jobs, figures["slow_concurrency"], slow_in_flight)
         finally:
             bench.close()
     figures["load_after"] = os.getloadavg()[0]
     return figures
 
 
+def first_pass(bench: Bench, jobs: int) -> dict[str, Any]:
+    """First-pass jobs with an instant model against bare no-op round trips."""
+    settings = bench.start(ModelProcess(questions=4))
+    bare_round_trips(50)  # warm-up: connections, imports
+    suture_jobs(20, settings, 4)
+
+    def delivered(results: list[dict[str, Any]]) -> None:
+        assert all(r["status"] == "delivered" for r in results)
+
+    return compare(bench, jobs, bare_round_trips, lambda n: suture_jobs(n, settings, 4), delivered)
+
+
+def surgical_round(bench: Bench, jobs: int) -> dict[str, Any]:
+    """Jobs with one surgical round of 3 slices against bare chords of 3 no-ops plus a callback."""
+    settings = bench.start(ModelProcess(questions=4, imbalanced=3))
+    bare_chords(20)
+    suture_jobs(20, settings, 4)
+
+    def one_round(results: list[dict[str, Any]]) -> None:
+        assert all([a["mode"] for a in r["attempts"]] == ["full", "surgical"] for r in results)
+
+    return compare(bench, jobs, bare_chords, lambda n: suture_jobs(n, settings, 4), one_round)
+
+
+def model_call_cpu(bench: Bench, calls: int = 300) -> float:
+    """CPU ms of one model call (this process's client + the model server), one call at a time."""
+    from config.settings import load_settings
+    from tasks import engine
+    from tasks.job import EngineOptions, JobSpec, RunFull
+    from tasks.policy import load_policy
+    from workers.model_client import ModelClient
+
+    bench.start(ModelProcess(questions=4))
+    settings = load_settings()
+    client = ModelClient(settings)
+    # The very call a first-pass job makes (prompt, schema and options as the engine builds them).
+    options = EngineOptions.from_settings(settings)
+    spec = JobSpec(
+        job_id="bench", contract="quiz", params={"questions": 4}, source=document(4), options=options
+    )
+    policy = load_policy(settings.default_policy, settings)
+    action = engine.next_action(engine.start(spec), policy, accepted=[], secrets=settings.secrets())
+    assert isinstance(action, RunFull)
+    call = action.call
+    for _ in range(20):
+        client.call(call)
+    assert bench.model is not None
+    pids = [os.getpid(), bench.model.process.pid]
+    before = cpu_s(pids)
+    for _ in range(calls):
+        assert client.call(call).error is None
+    client.close()
+    return (cpu_s(pids) - before) * 1000 / calls
+
+
+def slow_model(bench: Bench, slow_jobs: int, concurrency: int, in_flight: int) -> dict[str, Any]:
+    """Jobs with a 1.0 s model latency: elapsed time and the most calls the model saw at once."""
+    slow = ModelProcess(questions=4, latency_s=1.0)
+    settings = bench.start(slow, concurrency=concurrency)
+    suture_jobs(in_flight, settings, 4)  # warm-up: one call per thread opens its connection
+    started = time.perf_counter()
+    suture_jobs(slow_jobs, settings, 4)
+    elapsed_s = time.perf_counter() - started
+    bench.stop_workers()
+    return {"slow_elapsed_s": elapsed_s, "slow_in_flight": slow.in_flight["max"]}
+
+
 def report(f: dict[str, Any]) -> str:
-    ratio1 = f["first_pass_jps"] / f["bare_rps"]
-    ratio2 = f["surgical_jps"] / f["chord_ps"]
+    first, surgical = f["first"], f["surgical"]
+    ratio1 = first["suture"]["rate"] / first["bare"]["rate"]
+    ratio2 = surgical["suture"]["rate"] / surgical["bare"]["rate"]
     ideal_s = f["slow_jobs"] * 1.0 / f["slow_in_flight"]
     limit_s = 1.25 * ideal_s
     slow_met = f["slow_elapsed_s"] <= limit_s and f["slow_in_flight"] >= 100
+    bare_ms, call_ms = first["bare"]["cpu_ms"]["all"], f["call_cpu_ms"]
     lines = [
         SECTION,
         "",
@@ -295,57 +354,60 @@ def report(f: dict[str, Any]) -> str:
         "queues suture.model + suture.control, suture's own settings (late acks, prefetch 1, task events "
         "and task-sent events on) for both sides; a private redis-server as broker, result backend and job "
         "store; the model is a scripted OpenAI-compatible server in its own process (a simulation, not a "
-        "real LLM), called through suture's model client. Jobs: 4-question quizzes. Rates are the median "
-        f"of {ROUNDS} interleaved repeats, after a warm-up. 1-minute load average before the run "
-        f"{f['load_before']:.2f}, after {f['load_after']:.2f} (other work on this shared machine skews both "
-        "sides; compare ratios, not rates).",
+        "real LLM), called through suture's model client (the openai SDK). Jobs: 4-question quizzes. Rates "
+        f"are the median of {ROUNDS} interleaved repeats of {f['jobs']} jobs, after a warm-up. 1-minute load "
+        f"average before the run {f['load_before']:.2f}, after {f['load_after']:.2f} (other work on this "
+        "shared machine skews both sides; compare ratios, not rates).",
         "",
         "| measurement | suture | bare Celery (same run, same broker) | ratio | goal |",
         "|---|---|---|---|---|",
-        f"| first pass, instant model ({f['jobs']} jobs) | {f['first_pass_jps']:.1f} jobs/s "
-        f"| {f['bare_rps']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 {_verdict(ratio1 >= 0.7)} |",
-        f"| one surgical round of 3 slices ({f['jobs']} jobs) | {f['surgical_jps']:.1f} jobs/s "
-        f"| {f['chord_ps']:.1f} chords (3 no-ops + callback)/s | {ratio2:.2f} "
+        f"| first pass, instant model | {first['suture']['rate']:.1f} jobs/s "
+        f"| {first['bare']['rate']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 {_verdict(ratio1 >= 0.7)} |",
+        f"| one surgical round of 3 slices | {surgical['suture']['rate']:.1f} jobs/s "
+        f"| {surgical['bare']['rate']:.1f} chords (3 no-ops + callback)/s | {ratio2:.2f} "
         f"| >= 0.7 {_verdict(ratio2 >= 0.7)} |",
         f"| {f['slow_jobs']} jobs, 1.0 s model latency | {f['slow_elapsed_s']:.1f} s "
         f"(max {f['slow_in_flight']} calls in flight) | ideal {ideal_s:.1f} s | {f['slow_elapsed_s'] / ideal_s:.2f} "
         f"| <= 1.25 x ideal ({limit_s:.1f} s) with >= 100 in flight {_verdict(slow_met)} |",
         "",
-        "CPU per job, all processes of the run together (workers, Redis, model server, producer; median "
-        "of the same repeats):",
+        "CPU per job by process (median of the same repeats, ms):",
         "",
-        "| measurement | suture | bare Celery | bare / suture |",
-        "|---|---|---|---|",
-        f"| first pass | {f['first_pass_cpu_ms']:.2f} ms | {f['bare_cpu_ms']:.2f} ms "
-        f"| {f['bare_cpu_ms'] / f['first_pass_cpu_ms']:.2f} |",
-        f"| surgical round | {f['surgical_cpu_ms']:.2f} ms | {f['chord_cpu_ms']:.2f} ms "
-        f"| {f['chord_cpu_ms'] / f['surgical_cpu_ms']:.2f} |",
+        "| measurement | side | workers | producer | Redis | model server | all |",
+        "|---|---|---|---|---|---|---|",
+        *_cpu_rows("first pass", first),
+        *_cpu_rows("surgical round", surgical),
         "",
-        "What bounds the instant-model ratios: every process shares the 2 cores, so once both sides "
-        "are CPU-bound the rate ratio converges to the CPU-per-job ratio above, the steadier figure: "
-        "the rate ratios move by 0.1 or more from run to run with the load of other work on this "
-        "shared machine (the latency-bound bare round trips suffer more from it). A suture first-pass job is the same one Celery task as the "
-        "baseline plus a real HTTP round trip through the openai SDK to the model server (client and "
-        "server CPU), contract validation and 2 Redis round trips (one Lua script reads the job and "
-        "counts the delivery; one applies the attempt and stores the result atomically); a surgical job "
-        "is 5 tasks (attempt, 3 slices, merge) and 4 model calls against the baseline's 4 no-op tasks. "
-        "The baselines make no model call, so the ratios price suture's whole per-job cost, model "
-        "call included, not only its Celery overhead. Removed so far (profiled with py-spy and "
-        "cProfile): pydantic JSON-schema generation on every call (now cached per output model and "
-        "pointer), the SDK's per-call type walk of messages and schema (now the SDK's plain `post`), "
-        "a result-channel subscription Celery's send_task made for every suture task (now "
-        "`ignore_result`), separate Redis round trips for load/count/action/slice reads and for "
-        "save-then-deliver (now one Lua script each), a second load and validation of the state to "
-        "deliver, a progress event just before task-succeeded, and one pipeline per publish plus its "
-        "task-sent event (kombu publish batches). "
-        "The 1 s run uses 100 threads in all (the goal's minimum in flight; 1000 / 100 is a whole "
-        "number of 1 s rounds, whereas e.g. 120 needs ceil(1000 / 120) = 9 rounds against an ideal of "
-        "8.3) and warms every thread's connection first, as the other runs warm up; the scripted "
-        "server's listen backlog is raised in the bench (the fixture sets it after listening, so a "
-        "burst of new connections lost SYNs and waited 1 s for the retransmit).",
+        "With both sides CPU-bound on the shared cores, the rate ratio follows the ratio of CPU per job. "
+        "The baselines make no model call; a suture first-pass job makes one, and a surgical job four. "
+        f"One model call alone, measured in the same run (suture's client through the openai SDK and "
+        f"the scripted server answering it, one call at a time), costs {call_ms:.2f} ms of CPU: "
+        f"{call_ms / bare_ms:.0%} of a whole bare round trip ({bare_ms:.2f} ms). So even if every other "
+        "part of a suture job (its Celery task, the job store's Lua scripts, validation, the engine, the "
+        f"result) cost no more than the no-op task, the first-pass ratio could not exceed "
+        f"{bare_ms / (bare_ms + call_ms):.2f}. Removed so far (profiled with py-spy and cProfile): "
+        "pydantic JSON-schema generation on every call (cached per output model and pointer), the SDK's "
+        "per-call type walk of messages and schema (its plain `post`) and its response model (the reply "
+        "is read from the JSON), a Redis client built by kombu for every publish, ack and event (one "
+        "per pool: workers/kombu_patches.py), jsonpatch's move search in trace diffs (a structural "
+        "diff), a result-channel subscription per suture task (`ignore_result`), separate Redis round "
+        "trips for load/count/action/slice reads and for save-then-deliver (one Lua script each), a "
+        "second load and validation of the state to deliver, a progress event just before "
+        "task-succeeded, and one pipeline per publish plus its task-sent event (kombu publish batches). "
+        "The 1 s run uses 100 threads in all (the goal's minimum in flight; 1000 / 100 is a whole number "
+        "of 1 s rounds) and warms every thread's connection first, as the other runs warm up; the "
+        "scripted server's listen backlog is raised in the bench (the fixture sets it after listening, "
+        "so a burst of new connections lost SYNs and waited 1 s for the retransmit).",
         "",
     ]
     return "\n".join(lines)
+
+
+def _cpu_rows(label: str, figures: dict[str, Any]) -> list[str]:
+    roles = ("workers", "producer", "redis", "model server", "all")
+    return [
+        f"| {label} | {side} | " + " | ".join(f"{figures[side]['cpu_ms'][r]:.2f}" for r in roles) + " |"
+        for side in ("suture", "bare")
+    ]
 
 
 def _verdict(met: bool) -> str:

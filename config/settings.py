@@ -60,14 +60,20 @@ class ClientSettings(_Section):
     """Model client timeouts and the transport-retry layer (separate from contract retries)."""
 
     timeout_s: float = Field(120.0, gt=0)
+    # The whole call, transport retries and backoff included: a worker's soft time limit must exceed it
+    # (Celery's threads pool enforces no time limit, so this is what bounds a task there).
+    call_budget_s: float = Field(240.0, gt=0)
     transport_max_retries: int = Field(4, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
     max_completion_tokens: int = Field(16000, ge=1)
+    # Send each job's id as OpenAI's prompt_cache_key (its calls share one prompt cache); off for an
+    # OpenAI-compatible server that rejects fields it does not know.
+    send_prompt_cache_key: bool = True
 
 
 class WorkerSettings(_Section):
-    """Celery worker limits; ordered client timeout < soft limit < hard limit < visibility timeout."""
+    """Celery worker limits; ordered client call budget < soft limit < hard limit < visibility timeout."""
 
     soft_time_limit_s: float = Field(300.0, gt=0)
     time_limit_s: float = Field(360.0, gt=0)

@@ -19,6 +19,10 @@ class ModelCall(BaseModel):
     reasoning_effort: ReasoningEffort | None = None
     max_completion_tokens: int | None = None
     seed: int | None = None
+    # Sent as OpenAI's ``prompt_cache_key``: the calls of one job share it (the job id), so the prefix
+    # they have in common (instructions, document) is routed to one prompt cache. Not part of the
+    # prompt: it never changes a fingerprint.
+    cache_key: str | None = None
 
 
 class Usage(BaseModel):

@@ -61,6 +61,7 @@ def plan_full(
         json_schema=contract.response_schema(),
         reasoning_effort=step.reasoning_effort,
         max_completion_tokens=state.spec.options.max_completion_tokens,
+        cache_key=state.spec.job_id,
     )
     digest = fingerprint(call)
     if digest in state.sent:
@@ -140,6 +141,7 @@ def plan_surgical(
             json_schema=contract.slice_schema(best.output, target),
             reasoning_effort=step.reasoning_effort,
             max_completion_tokens=state.spec.options.max_completion_tokens,
+            cache_key=state.spec.job_id,
         )
         digest = fingerprint(call)
         if digest not in state.sent:

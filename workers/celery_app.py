@@ -18,7 +18,7 @@ from typing import Any
 from celery import Celery
 
 from config.settings import Settings
-from workers.kombu_patches import tolerate_detached_transport
+from workers.kombu_patches import patch_redis_transport
 
 MODEL_QUEUE = "suture.model"
 CONTROL_QUEUE = "suture.control"
@@ -42,7 +42,7 @@ class CeleryConfigError(Exception):
         self.problem = problem
 
 
-tolerate_detached_transport()
+patch_redis_transport()
 app = Celery("suture", include=["tasks.celery_tasks"])
 app.conf.update(
     task_serializer="json",
@@ -66,9 +66,18 @@ _configured: dict[str, Any] = {}
 
 
 def check_time_limits(settings: Settings) -> None:
-    """Raise CeleryConfigError unless client timeout < soft limit < hard limit < visibility timeout."""
+    """Raise CeleryConfigError unless client call budget < soft limit < hard limit < visibility timeout.
+
+    The call budget bounds a whole model call (transport retries included), so a task ends before
+    its soft limit even in the threads pool, where Celery enforces no time limit at all.
+    """
+    if settings.client.timeout_s > settings.client.call_budget_s:
+        raise CeleryConfigError(
+            f"client.timeout_s={settings.client.timeout_s:g} must not exceed "
+            f"client.call_budget_s={settings.client.call_budget_s:g} (one request within one call)"
+        )
     chain = [
-        ("client.timeout_s", settings.client.timeout_s),
+        ("client.call_budget_s", settings.client.call_budget_s),
         ("worker.soft_time_limit_s", settings.worker.soft_time_limit_s),
         ("worker.time_limit_s", settings.worker.time_limit_s),
         ("worker.visibility_timeout_s", settings.worker.visibility_timeout_s),
@@ -76,7 +85,7 @@ def check_time_limits(settings: Settings) -> None:
     for (low_name, low), (high_name, high) in pairwise(chain):
         if not low < high:
             raise CeleryConfigError(
-                f"time limits must be ordered client < soft < hard < visibility: "
+                f"time limits must be ordered client call budget < soft < hard < visibility: "
                 f"{low_name}={low:g} is not below {high_name}={high:g}"
             )
     if not settings.worker.time_limit_s < settings.worker.stall_s:

@@ -4,7 +4,9 @@ Transport failures are a layer of their own, apart from contract attempts: 429, 
 dropped connections and unparseable HTTP bodies are retried here with exponential backoff and
 jitter (``Retry-After`` honoured, bounded by ``settings.client``) and counted in
 ``ModelReply.transport_retries``. The SDK's own retries are off so every retry is counted.
-``ModelReply.latency_ms`` is the whole wait of the call, transport retries and backoff included.
+``ModelReply.latency_ms`` is the whole wait of the call, transport retries and backoff included,
+and ``settings.client.call_budget_s`` bounds it: no retry starts, and no request outlives, the
+budget (a worker's soft time limit is checked to exceed it).
 
 The engine never sees an exception from ``ModelClient.call``: a terminal failure comes back as a
 ``ModelReply`` with ``error`` and ``error_kind`` (auth, bad_request, not_found, unavailable).
@@ -34,7 +36,6 @@ from typing import Any, Literal
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from config.settings import Settings
 from tasks.calls import ModelCall, ModelReply, Usage
@@ -97,16 +98,19 @@ class ModelClient:
         return f"ModelClient(base_url={self._settings.openai_base_url or 'https://api.openai.com/v1'!r})"
 
     def call(self, call: ModelCall) -> ModelReply:
-        """Make one model call, retrying transport failures; never raises for a failed call."""
+        """Make one model call, retrying transport failures within the call budget; never raises for a failed call."""
         started = time.monotonic()
+        deadline = started + self._settings.client.call_budget_s
         retries = 0
         while True:
             try:
-                return self._reply(call, self._create(call), started, retries)
+                return self._reply(call, self._create(call, deadline - time.monotonic()), started, retries)
             except TransportFailure as failure:
                 if not failure.retryable or retries >= self._settings.client.transport_max_retries:
                     return self._failed(call, failure, started, retries)
                 delay_s = self._delay_s(retries, failure.retry_after_s)
+                if time.monotonic() + delay_s >= deadline:
+                    return self._failed(call, self._budget_spent(failure), started, retries)
                 log.warning(
                     "model %s: transport retry %d/%d in %.2fs after %s",
                     call.model,
@@ -118,20 +122,34 @@ class ModelClient:
                 self._sleep(delay_s)
                 retries += 1
 
-    def _create(self, call: ModelCall) -> Any:
-        """One HTTP request; every failure is raised as a classified ``TransportFailure``."""
+    def _budget_spent(self, failure: TransportFailure) -> TransportFailure:
+        budget_s = self._settings.client.call_budget_s
+        return TransportFailure(
+            "unavailable", f"{failure.detail}; call budget of {budget_s:g} s spent", False
+        )
+
+    def _create(self, call: ModelCall, remaining_s: float) -> Completion:
+        """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise ``TransportFailure``."""
         sdk = self._client()
+        timeout_s = min(self._settings.client.timeout_s, remaining_s)
+        if timeout_s <= 0:
+            raise TransportFailure("unavailable", "call budget spent before the request", False)
+        options: Any = {"timeout": timeout_s} if timeout_s < self._settings.client.timeout_s else {}
         try:
-            raw = sdk.post(COMPLETIONS_PATH, body=request_body(call, self._settings), cast_to=httpx2.Response)
-            completion = ChatCompletion.construct(**raw.json())  # as the SDK parses: no validation
-            _ = completion.choices[0].message  # a body without a choice is a broken response
+            raw = sdk.post(
+                COMPLETIONS_PATH,
+                body=request_body(call, self._settings),
+                cast_to=httpx2.Response,
+                options=options,
+            )
+            completion = read_completion(raw.json())
             if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":
                 self.simulated = True
         except openai.APIStatusError as exc:
             raise classify_status(exc) from None
         except openai.APIConnectionError as exc:
             raise TransportFailure("unavailable", f"connection failed: {type(exc).__name__}", True) from None
-        except (openai.APIResponseValidationError, ValueError, TypeError, IndexError, AttributeError) as exc:
+        except (openai.APIResponseValidationError, ValueError, TypeError, LookupError, AttributeError) as exc:
             raise TransportFailure(
                 "unavailable", f"malformed response body: {type(exc).__name__}", True
             ) from None
@@ -157,16 +175,14 @@ class ModelClient:
             max_retries=0,  # retries happen (and are counted) in ModelClient.call
         )
 
-    def _reply(self, call: ModelCall, completion: Any, started: float, retries: int) -> ModelReply:
-        choice = completion.choices[0]
-        usage = usage_of(completion.usage)
+    def _reply(self, call: ModelCall, completion: Completion, started: float, retries: int) -> ModelReply:
         return ModelReply(
             model=call.model,
-            text=choice.message.content,
-            finish_reason=choice.finish_reason,
-            refusal=getattr(choice.message, "refusal", None),
-            usage=usage,
-            cost_usd=cost_usd(call.model, usage, self._settings.prices),
+            text=completion.text,
+            finish_reason=completion.finish_reason,
+            refusal=completion.refusal,
+            usage=completion.usage,
+            cost_usd=cost_usd(call.model, completion.usage, self._settings.prices),
             latency_ms=(time.monotonic() - started) * 1000,
             transport_retries=retries,
             simulated=self.simulated,
@@ -217,21 +233,68 @@ def request_body(call: ModelCall, settings: Settings) -> dict[str, Any]:
         arguments["reasoning_effort"] = call.reasoning_effort
     if call.seed is not None:
         arguments["seed"] = call.seed
+    if call.cache_key is not None and settings.client.send_prompt_cache_key:
+        arguments["prompt_cache_key"] = call.cache_key
     return arguments
 
 
-def usage_of(usage: Any) -> Usage:
-    """Token counts from an SDK usage object (output includes reasoning, as OpenAI counts it)."""
-    if usage is None:
-        return Usage()
-    prompt_details = getattr(usage, "prompt_tokens_details", None)
-    completion_details = getattr(usage, "completion_tokens_details", None)
-    return Usage(
-        input_tokens=usage.prompt_tokens or 0,
-        cached_input_tokens=getattr(prompt_details, "cached_tokens", None) or 0,
-        output_tokens=usage.completion_tokens or 0,
-        reasoning_tokens=getattr(completion_details, "reasoning_tokens", None) or 0,
+@dataclass(frozen=True)
+class Completion:
+    """What suture reads of a Chat Completions response body: the first choice and the usage."""
+
+    text: str | None
+    finish_reason: str | None
+    refusal: str | None
+    usage: Usage
+
+
+def read_completion(body: Any) -> Completion:
+    """Read a response body (untrusted JSON) as the SDK's ``ChatCompletion`` would be read.
+
+    Only the fields suture uses are read, and each is type-checked: a body that is not an object,
+    has no choice, or has a field of the wrong type raises ``ValueError``/``LookupError``/``TypeError``
+    (the caller's "malformed response body"). Building the SDK's ``ChatCompletion`` model of the whole
+    body first cost more CPU than the rest of the reply handling, for fields nobody reads.
+    """
+    choice = body["choices"][0]
+    message = choice["message"]
+    if not isinstance(message, dict):
+        raise TypeError("choices[0].message is not an object")
+    return Completion(
+        text=_optional_str(message.get("content"), "content"),
+        finish_reason=_optional_str(choice.get("finish_reason"), "finish_reason"),
+        refusal=_optional_str(message.get("refusal"), "refusal"),
+        usage=usage_of(body.get("usage")),
     )
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{name} is not a string")
+    return value
+
+
+def usage_of(usage: Any) -> Usage:
+    """Token counts from a response's ``usage`` object (output includes reasoning, as OpenAI counts it)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    prompt_details = usage.get("prompt_tokens_details")
+    completion_details = usage.get("completion_tokens_details")
+    return Usage(
+        input_tokens=_count(usage.get("prompt_tokens")),
+        cached_input_tokens=_count(
+            prompt_details.get("cached_tokens") if isinstance(prompt_details, dict) else 0
+        ),
+        output_tokens=_count(usage.get("completion_tokens")),
+        reasoning_tokens=_count(
+            completion_details.get("reasoning_tokens") if isinstance(completion_details, dict) else 0
+        ),
+    )
+
+
+def _count(value: Any) -> int:
+    """A token count; anything but a non-negative integer counts as unknown (0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def classify_status(exc: openai.APIStatusError) -> TransportFailure:

@@ -73,6 +73,24 @@ def test_first_pass_delivery_makes_one_call_and_no_diff(default_policy: Policy) 
     assert res["failures"] == [] and res["simulated"] is False
 
 
+def test_every_call_of_a_job_carries_its_id_as_the_cache_key_outside_the_fingerprint(
+    default_policy: Policy,
+) -> None:
+    # Given a job whose first output has two failing questions
+    first = next_action(start(q.spec()), default_policy)
+    assert isinstance(first, RunFull)
+    state = full(start(q.spec()), default_policy, q.imbalance(q.valid_quiz(), [1, 4]))
+    surgical = next_action(state, default_policy)
+    assert isinstance(surgical, RunSurgical)
+    # Then the full call and every slice call carry the job id as their prompt-cache key
+    assert first.call.cache_key == "job-1"
+    assert {c.cache_key for c in surgical.calls.values()} == {"job-1"}
+    # And the key is no part of the prompt: another job's identical prompt has the same fingerprint
+    other = next_action(start(q.spec().model_copy(update={"job_id": "job-2"})), default_policy)
+    assert isinstance(other, RunFull)
+    assert other.call.cache_key == "job-2" and other.fingerprint == first.fingerprint
+
+
 def test_escalation_to_the_next_model_after_unparseable_output(full_only: Policy) -> None:
     # Given nano replies with garbage
     state = full(start(q.spec()), full_only, text="Sure! Here is your quiz: {")

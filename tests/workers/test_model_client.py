@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,14 +25,23 @@ QUIZ_DOC = "Photosynthesis turns light into chemical energy in the chloroplasts 
 
 
 def _settings(
-    base_url: str, *, key: str | None = CANARY, max_retries: int = 3, timeout_s: float = 10.0
+    base_url: str,
+    *,
+    key: str | None = CANARY,
+    max_retries: int = 3,
+    timeout_s: float = 10.0,
+    call_budget_s: float = 60.0,
 ) -> Settings:
     return Settings(
         openai_base_url=base_url,
         openai_api_key=key,
         prices=PRICES,
         client=ClientSettings(
-            timeout_s=timeout_s, transport_max_retries=max_retries, backoff_base_s=0.01, backoff_max_s=2.0
+            timeout_s=timeout_s,
+            call_budget_s=call_budget_s,
+            transport_max_retries=max_retries,
+            backoff_base_s=0.01,
+            backoff_max_s=2.0,
         ),
     )
 
@@ -75,6 +85,9 @@ MALFORMED = Scripted(body="this is not json {")
         ),
         ([MALFORMED, OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(body={"id": "x", "choices": []}), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body=[1, 2]), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body={"choices": [{"message": "hi"}]}), OK], '{"ok": true}', "stop", None, 1),
+        ([Scripted(body={"choices": [{"message": {"content": 42}}]}), OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(drop=True), OK], '{"ok": true}', "stop", None, 1),
         ([Scripted(delay_s=1.5), OK], '{"ok": true}', "stop", None, 1),
     ],
@@ -86,6 +99,9 @@ MALFORMED = Scripted(body="this is not json {")
         "5xx-then-ok",
         "malformed-body",
         "no-choices",
+        "body-not-an-object",
+        "message-not-an-object",
+        "content-not-a-string",
         "dropped",
         "timeout",
     ],
@@ -171,6 +187,22 @@ def test_request_uses_strict_json_schema_and_the_call_options(
     }
     assert (sent["reasoning_effort"], sent["seed"], sent["max_completion_tokens"]) == ("low", 42, 900)
     assert server.requests[0]["headers"]["Authorization"] == f"Bearer {CANARY}"
+    assert "prompt_cache_key" not in sent  # the call has none
+
+
+@pytest.mark.parametrize(("send", "expected"), [(True, "job-123"), (False, None)])
+def test_the_job_id_goes_out_as_the_prompt_cache_key_unless_turned_off(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer], send: bool, expected: str | None
+) -> None:
+    # Given a call keyed by its job, and the setting on or off
+    server = scripted_server([OK])
+    settings = _settings(server.base_url)
+    settings = settings.model_copy(
+        update={"client": settings.client.model_copy(update={"send_prompt_cache_key": send})}
+    )
+    # When the client sends it, Then the body carries OpenAI's prompt_cache_key only when on
+    ModelClient(settings).call(_call(cache_key="job-123"))
+    assert server.requests[0]["body"].get("prompt_cache_key") == expected
 
 
 @pytest.mark.parametrize(
@@ -323,3 +355,52 @@ def test_replies_say_simulated_only_when_the_endpoint_declares_it(
     assert sim_reply.error is None and sim_reply.simulated is True
     assert sim_client.simulated is True
     assert plain_reply.simulated is False
+
+
+@pytest.mark.parametrize(
+    ("usage", "counts"),
+    [
+        (None, (0, 0, 0, 0)),
+        ({"prompt_tokens": 10, "completion_tokens": 5}, (10, 0, 5, 0)),
+        (
+            {
+                "prompt_tokens": 10,
+                "completion_tokens": 5,
+                "prompt_tokens_details": {"cached_tokens": 4},
+                "completion_tokens_details": {"reasoning_tokens": 3},
+            },
+            (10, 4, 5, 3),
+        ),
+        ({"prompt_tokens": "10", "completion_tokens": -1, "prompt_tokens_details": [1]}, (0, 0, 0, 0)),
+        ("lots", (0, 0, 0, 0)),
+    ],
+    ids=["absent", "plain", "details", "wrong-types", "not-an-object"],
+)
+def test_usage_is_read_defensively(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer], usage: Any, counts: tuple[int, ...]
+) -> None:
+    # Given a reply whose usage is as the server sent it (untrusted), When the client reads it
+    body = {**completion_body(), "usage": usage}
+    reply, _ = _run(scripted_server, [Scripted(body=body)])
+    # Then the text is kept, and token counts are read where they are non-negative integers, else 0
+    assert reply.text == '{"ok": true}'
+    got = reply.usage
+    assert (got.input_tokens, got.cached_input_tokens, got.output_tokens, got.reasoning_tokens) == counts
+
+
+def test_the_call_budget_bounds_a_call_with_retries_left(
+    scripted_server: Callable[[list[Scripted]], ScriptedServer],
+) -> None:
+    # Given a server that never answers in time, a 1 s request timeout, 4 retries allowed (5 s
+    # worth) and a call budget of 2.5 s
+    server = scripted_server([Scripted(delay_s=3.0)] * 5)
+    client = ModelClient(_settings(server.base_url, timeout_s=1.0, max_retries=4, call_budget_s=2.5))
+    # When the client calls
+    started = time.monotonic()
+    reply = client.call(_call())
+    elapsed_s = time.monotonic() - started
+    # Then it gives up within the budget (its last request cut short), saying why, with retries left
+    assert reply.error_kind == "unavailable"
+    assert "call budget of 2.5 s spent" in (reply.error or "")
+    assert 2.0 <= elapsed_s < 3.2
+    assert reply.transport_retries < 4
