@@ -8,6 +8,10 @@ hit overstates what retries cost. What OpenAI documents, and this module reprodu
 - a hit is the longest previously computed *exact* prefix of the prompt, starting at 1,024 tokens
   and growing in 128-token increments, reported in ``usage.prompt_tokens_details.cached_tokens``;
 - the structured-output schema is part of the prefix; caches are per model;
+- ``prompt_cache_key`` routes requests that share it to the same cache; here it partitions the
+  cache (requests with different keys never share a prefix, a conservative reading of a routing
+  hint), so the calls of one suture job, which all carry the job id, share cached prefixes and
+  another job or another policy under ``suture eval`` never makes a job look cheaper;
 - a cached prefix is cleared after about 5-10 minutes of inactivity, and within one hour at most.
 
 Sources: OpenAI, "Prompt Caching in the API" (2024-10-01, https://openai.com/index/api-prompt-caching/:
@@ -47,8 +51,9 @@ def boundary_digests(request: ChatRequest) -> list[bytes]:
     """A digest of the prompt up to each cacheable boundary (1,024, 1,152, ... tokens), shortest first."""
     hasher = hashlib.blake2b(digest_size=16)
     schema = json.dumps(request.json_schema, sort_keys=True)
-    # The model and the schema come first: another model or another schema shares no prefix.
-    hasher.update(f"{request.model}\x1f{request.schema_name}\x1f{schema}\x1d".encode())
+    # The cache key, model and schema come first: requests differing in any of them share no prefix.
+    key = request.prompt_cache_key or ""
+    hasher.update(f"{key}\x1f{request.model}\x1f{request.schema_name}\x1f{schema}\x1d".encode())
     digests: list[bytes] = []
     position = 0  # tokens of the stream hashed so far
     for message in request.messages:

@@ -22,6 +22,7 @@ class ChatRequest:
     reasoning_effort: str | None
     max_completion_tokens: int | None
     seed: int | None
+    prompt_cache_key: str | None = None
 
 
 def parse_request(raw: bytes, models: tuple[str, ...]) -> ChatRequest:
@@ -55,7 +56,14 @@ def parse_request(raw: bytes, models: tuple[str, ...]) -> ChatRequest:
         reasoning_effort=_effort(body.get("reasoning_effort")),
         max_completion_tokens=_positive_int(body, "max_completion_tokens"),
         seed=_optional_int(body, "seed"),
+        prompt_cache_key=_cache_key(body.get("prompt_cache_key")),
     )
+
+
+def _cache_key(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise _invalid("Invalid type for 'prompt_cache_key': expected a string.")
+    return value
 
 
 def _response_format(value: Any) -> tuple[str, dict[str, Any] | None]:

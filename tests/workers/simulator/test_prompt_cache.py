@@ -51,11 +51,14 @@ def _messages(document: str = LONG_DOCUMENT, tail: str | None = None) -> list[di
     return messages
 
 
-def _usage(base_url: str, messages: list[dict[str, str]], model: str = "gpt-5-nano") -> tuple[int, int]:
+def _usage(
+    base_url: str, messages: list[dict[str, str]], model: str = "gpt-5-nano", cache_key: str | None = None
+) -> tuple[int, int]:
     """(prompt_tokens, cached_tokens) of one request through the openai SDK."""
     client = OpenAI(base_url=base_url, api_key="unused", max_retries=0, timeout=10)
+    extra = {} if cache_key is None else {"prompt_cache_key": cache_key}
     reply = client.chat.completions.create(
-        model=model, messages=messages, response_format=quiz_format(), reasoning_effort="minimal"
+        model=model, messages=messages, response_format=quiz_format(), reasoning_effort="minimal", **extra
     )  # type: ignore[call-overload]
     assert reply.usage is not None and reply.usage.prompt_tokens_details is not None
     return reply.usage.prompt_tokens, reply.usage.prompt_tokens_details.cached_tokens or 0
@@ -98,6 +101,30 @@ def test_another_model_does_not_share_the_cache(simulator: Callable[..., str]) -
     _, mini_second = _usage(base_url, _messages(), model="gpt-5-mini")
     # Then mini starts cold and caches its own copy
     assert mini_first == 0 and mini_second >= 1024
+
+
+def test_requests_share_cached_prefixes_only_under_the_same_prompt_cache_key(
+    simulator: Callable[..., str],
+) -> None:
+    # Given job A's long prompt was processed under its prompt_cache_key
+    base_url = simulator()
+    _usage(base_url, _messages(), cache_key="job-a")
+    # When job B sends the same prompt under its own key, and job A sends it again
+    _, other_job = _usage(base_url, _messages(), cache_key="job-b")
+    _, same_job = _usage(base_url, _messages(), cache_key="job-a")
+    # Then only job A's repeat is served from the cache
+    assert other_job == 0 and same_job >= 1024
+
+
+def test_a_prompt_cache_key_that_is_not_a_string_is_a_400(simulator: Callable[..., str]) -> None:
+    # Given a request whose prompt_cache_key is a number, When it is sent, Then the API refuses it
+    response = httpx2.post(
+        f"{simulator()}/chat/completions",
+        json={"model": "gpt-5-nano", "messages": _messages(), "prompt_cache_key": 7},
+        timeout=10,
+    )
+    assert response.status_code == 400
+    assert "prompt_cache_key" in response.json()["error"]["message"]
 
 
 def test_an_idle_prefix_expires_and_a_used_one_stays(simulator: Callable[..., str]) -> None:
