@@ -48,6 +48,10 @@ class Dispatcher(Protocol):
 
     def callback(self, target: str, job_id: str, status: str) -> None: ...
 
+    def waiting(self) -> int | None:
+        """Messages ready in suture's queues, not yet taken by a worker (None: the broker cannot say)."""
+        ...
+
 
 @dataclass
 class Flow:
@@ -167,6 +171,10 @@ class Flow:
         A job whose next message was lost (a broker that died between handing a message out and
         recording it as unacked) makes no progress until its deadline; re-dispatching its next step
         after ``stall_s`` without progress recovers it early, safely, because every task is idempotent.
+        Only while the queues are drained, though: behind a backlog, a job with no task opened for
+        ``stall_s`` is most likely still queued, and re-sending every such job lengthens the backlog
+        that delays them (a storm of duplicates, and of double model calls when both copies run).
+        A lost message's job is nudged once the backlog is through, or ends at its deadline.
         """
         now = time.time() if now_s is None else now_s
         overdue = self.store.watchlist.overdue(now)
@@ -174,9 +182,18 @@ class Flow:
             self.dispatcher.deliver(
                 job_id, give_up=f"deadline of {self.settings.worker.job_deadline_s:g} s passed"
             )
-        for job_id in self.store.watchlist.stalled(now - self.settings.worker.stall_s):
-            if job_id not in overdue:
-                self._nudge(job_id, now)
+        stalled = [
+            j for j in self.store.watchlist.stalled(now - self.settings.worker.stall_s) if j not in overdue
+        ]
+        if stalled:
+            waiting = self.dispatcher.waiting()
+            if waiting is None or waiting > 0:
+                log.info(
+                    "%d job(s) without progress, but %s message(s) wait: not nudging", len(stalled), waiting
+                )
+                return overdue
+        for job_id in stalled:
+            self._nudge(job_id, now)
         return overdue
 
     def _nudge(self, job_id: str, now_s: float) -> None:
@@ -185,10 +202,13 @@ class Flow:
             return
         state = self.planner.state(record)
         action = self.planner.next(state, record)
+        count = self.store.watchlist.nudged(job_id, now_s, self.settings.worker.stall_s)
         log.warning(
-            "job %s: no progress for %g s; re-dispatching its next step", job_id, self.settings.worker.stall_s
+            "job %s: no progress for %g s; re-dispatching its next step (nudge %d)",
+            job_id,
+            self.settings.worker.stall_s,
+            count,
         )
-        self.store.watchlist.touch(job_id, now_s)
         self._dispatch(record, state, action)
 
     # -- internals ---------------------------------------------------------------------------

@@ -14,6 +14,19 @@ from workers.store_keys import Keys
 
 # Progress entries older than this behind the stall horizon belong to long-finished jobs.
 PROGRESS_KEPT_S = 86400
+# The n-th nudge of a job waits stall_s x 2^(n-1) without progress; beyond this the wait stops growing.
+MAX_NUDGE_DOUBLINGS = 5
+
+# Count nudge n of a job and restart its stall clock so that nudge n + 1 comes after stall_s x 2^n (atomic).
+# KEYS: job hash, progress set; ARGV: now_s, stall_s, job id, max doublings. Returns the nudge count
+# (0: the job is gone; nothing is written, so an expired job leaves no stray key behind).
+NUDGED = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'nudges', 1)
+local doublings = math.min(n, tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[1]) + tonumber(ARGV[2]) * (2 ^ doublings - 1), ARGV[3])
+return n
+"""
 
 
 class Watchlist:
@@ -22,6 +35,7 @@ class Watchlist:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._r = client
         self._keys = keys
+        self._nudged = client.register_script(NUDGED)
 
     def overdue(self, now_s: float, limit: int = 500) -> list[str]:
         """Ids of undelivered jobs whose deadline has passed, oldest first."""
@@ -36,6 +50,15 @@ class Watchlist:
     def touch(self, job_id: str, now_s: float) -> None:
         """Mark that a job made progress now (the watchdog's stall clock restarts)."""
         guarded(lambda: self._r.zadd(self._keys.progress(), {job_id: now_s}))
+
+    def nudged(self, job_id: str, now_s: float, stall_s: float) -> int:
+        """Count a nudge of the job and back off its next one: the n-th waits ``stall_s`` x 2^(n-1).
+
+        Returns how many times the job was nudged (0 if it is gone).
+        """
+        keys = [self._keys.job(job_id), self._keys.progress()]
+        args: list[str | float] = [now_s, stall_s, job_id, MAX_NUDGE_DOUBLINGS]
+        return int(guarded(lambda: self._nudged(keys=keys, args=args)))
 
     def stalled(self, before_s: float, limit: int = 500) -> list[str]:
         """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""

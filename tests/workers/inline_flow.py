@@ -46,6 +46,9 @@ class InlineDispatcher:
     def callback(self, target: str, job_id: str, status: str) -> None:
         self.sent.append(("callback", (target, job_id, status)))
 
+    def waiting(self) -> int | None:
+        return len(self.sent)  # sent and not yet run, as messages wait in a queue
+
     def give_ups(self) -> list[str | None]:
         """The reasons of every deliver sent to give a job up (the watchdog's or a poison's)."""
         return [args[1] for name, args in self.sent if name == "deliver" and args[1]]
