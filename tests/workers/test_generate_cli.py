@@ -87,3 +87,30 @@ def test_unusable_input_exits_2_with_one_line(tmp_path: Path, args: list[str], m
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SUTURE_SIMULATOR__PROFILE": "nope"}, "unknown simulator profile 'nope'"),
+        (
+            {
+                "SUTURE_SIMULATOR__FAULTS__RATE_LIMITED": "0.7",
+                "SUTURE_SIMULATOR__FAULTS__SERVER_ERROR": "0.6",
+            },
+            "simulator settings:",
+        ),
+    ],
+    ids=["unknown-profile", "fault-shares-over-1"],
+)
+def test_unusable_simulator_settings_exit_2_with_one_line(
+    tmp_path: Path, env: dict[str, str], message: str
+) -> None:
+    # Given simulator settings that cannot be used, and no model configured (so the simulator starts)
+    doc = tmp_path / "doc.txt"
+    doc.write_text("Plants make sugar from light. " * 20)
+    # When generate runs, Then it says so in one line and exits 2, without a traceback
+    done = generate(tmp_path, str(doc), "--inline", env=env)
+    assert done.returncode == 2
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

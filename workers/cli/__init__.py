@@ -67,9 +67,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"suture: {exc}", file=sys.stderr)
         return 2
+    except _simulator_settings_errors() as exc:  # evaluated only when something was raised
+        print(f"suture: simulator settings: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("suture: interrupted", file=sys.stderr)
         return 130
+
+
+def _simulator_settings_errors() -> tuple[type[Exception], ...]:
+    """Unusable simulator settings, raised by any command that starts the simulator (imported late)."""
+    from workers.simulator.errors import FaultRatesError, UnknownProfileError
+
+    return (FaultRatesError, UnknownProfileError)
 
 
 if __name__ == "__main__":  # pragma: no cover
