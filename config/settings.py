@@ -86,6 +86,8 @@ class WorkerSettings(_Section):
     model_concurrency: int = Field(100, ge=1)
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
     # How long a job (spec, state, result) and its idempotency key stay in Redis.
+    # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
+    redis_timeout_s: float = Field(30.0, gt=0)
     store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)
     # Fully valid outputs kept per batch for example tier 2 of later retries (0: tier 2 off in the cluster).
     accepted_per_batch: int = Field(20, ge=0)

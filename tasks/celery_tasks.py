@@ -40,7 +40,12 @@ WATCHED_QUEUES = (MODEL_QUEUE, CONTROL_QUEUE)
 STORE_RETRY_FIRST_S = 0.25
 STORE_RETRY_MAX_S = 5.0
 # Redis (store) or broker unreachable: worth waiting for, unlike a bug.
-OUTAGES: tuple[type[Exception], ...] = (StoreUnavailable, OperationalError, redis.exceptions.ConnectionError)
+OUTAGES: tuple[type[Exception], ...] = (
+    StoreUnavailable,
+    OperationalError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,  # a Redis that stopped answering (socket timeout)
+)
 
 
 @cache

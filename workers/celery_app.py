@@ -88,6 +88,11 @@ def check_time_limits(settings: Settings) -> None:
                 f"time limits must be ordered client call budget < soft < hard < visibility: "
                 f"{low_name}={low:g} is not below {high_name}={high:g}"
             )
+    if not settings.worker.redis_timeout_s < settings.worker.soft_time_limit_s:
+        raise CeleryConfigError(
+            f"worker.redis_timeout_s={settings.worker.redis_timeout_s:g} must be below "
+            f"worker.soft_time_limit_s={settings.worker.soft_time_limit_s:g} (a stuck store call ends a task first)"
+        )
     if not settings.worker.time_limit_s < settings.worker.stall_s:
         # A stall nudge must never re-send a step whose task may legitimately still be running.
         raise CeleryConfigError(

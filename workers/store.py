@@ -235,12 +235,22 @@ def store_url(settings: Settings) -> str:
 
 def get_store(settings: Settings) -> JobStore:
     """The process-wide store for these settings' Redis URL (one connection pool per URL)."""
-    return _store_for(store_url(settings), settings.worker.store_ttl_s)
+    return _store_for(store_url(settings), settings.worker.store_ttl_s, settings.worker.redis_timeout_s)
 
 
 @cache
-def _store_for(url: str, ttl_s: float) -> JobStore:
-    client = redis.Redis.from_url(url, decode_responses=True, health_check_interval=30)
+def _store_for(url: str, ttl_s: float, timeout_s: float) -> JobStore:
+    # Without a socket timeout a half-open connection (a Redis host gone without a reset) blocks a
+    # worker thread for good: Celery's threads pool enforces no time limit to end it. Keep-alive
+    # finds such a peer on idle pooled connections too.
+    client = redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        health_check_interval=30,
+        socket_timeout=timeout_s,
+        socket_connect_timeout=min(timeout_s, 10.0),
+        socket_keepalive=True,
+    )
     return JobStore(client, ttl_s=ttl_s)
 
 

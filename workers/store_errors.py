@@ -43,7 +43,7 @@ def guarded(fn: Callable[[], Any]) -> Any:
     """
     try:
         return fn()
-    except redis.exceptions.ConnectionError as exc:
+    except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError) as exc:
         raise StoreUnavailable(type(exc).__name__ + ": " + _first_line(exc)) from None
     except redis.exceptions.ResponseError as exc:
         raise StoreUnavailable(_first_line(exc)) from None

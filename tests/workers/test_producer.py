@@ -82,6 +82,7 @@ def test_waiting_for_a_result_times_out_clearly(stack: CeleryStack) -> None:
         ({"client": {"timeout_s": 400}}, "client.timeout_s=400"),
         ({"client": {"call_budget_s": 300}}, "client.call_budget_s=300"),
         ({"worker": {"soft_time_limit_s": 200}}, "worker.soft_time_limit_s=200"),
+        ({"worker": {"redis_timeout_s": 300}}, "worker.redis_timeout_s=300"),
         ({"worker": {"soft_time_limit_s": 400}}, "worker.soft_time_limit_s=400"),
         ({"worker": {"visibility_timeout_s": 300}}, "worker.time_limit_s=360"),
     ],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -9,8 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
+from config.settings import load_settings
 from workers.ratelimit import RateLimiter
-from workers.store import JobNotFound, JobStore, StoreUnavailable
+from workers.store import JobNotFound, JobStore, StoreUnavailable, get_store
 from workers.watchdog import WatchdogClock
 
 SPEC = {"contract": "quiz", "params": {"questions": 3}, "input": "Cells divide by mitosis.", "policy": None}
@@ -162,3 +164,31 @@ def test_only_one_watchdog_clock_fires_per_interval(redis_url: str) -> None:
     assert [c.tick() for c in clocks] == [True, False]
     assert fired == ["a"]
     client.delete("suture:watchdog:lock")
+
+
+def test_a_redis_that_stops_answering_is_an_outage_within_the_timeout() -> None:
+    # Given a "Redis" that accepts connections and never answers (a host gone without a reset)
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        url = f"redis://127.0.0.1:{listener.getsockname()[1]}/0"
+        store = get_store(load_settings(overrides={"redis_url": url, "worker": {"redis_timeout_s": 0.3}}))
+        # When the store asks it something, Then it is an outage (retried by tasks), not a hang
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable, match="Timeout"):
+            store.status("any-job")
+        assert time.monotonic() - started < 10
+
+
+def test_the_store_client_has_the_configured_timeouts() -> None:
+    # Given settings with a 12 s Redis timeout, When the process's store is built
+    settings = load_settings(
+        overrides={"redis_url": "redis://127.0.0.1:6399/0", "worker": {"redis_timeout_s": 12}}
+    )
+    kwargs = get_store(settings).redis.connection_pool.connection_kwargs
+    # Then its connections time out (and probe idle peers) instead of waiting for ever
+    assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"], kwargs["socket_keepalive"]) == (
+        12,
+        10,
+        True,
+    )
