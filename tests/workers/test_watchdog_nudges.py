@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -74,19 +75,36 @@ def test_a_job_that_expired_gets_no_nudge_record(client: redis.Redis) -> None:
     assert not client.exists(f"{flow.store.prefix}:job:{job_id}")
 
 
-@pytest.fixture
-def celery_on(redis_url: str) -> Iterator[CeleryDispatcher]:
-    settings = load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url})
+RABBITMQ_URL = "amqp://guest:guest@127.0.0.1:5672//"
+
+
+def _rabbitmq_reachable() -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", 5672), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(params=["redis", "amqp"])
+def celery_on(request: pytest.FixtureRequest, redis_url: str) -> Iterator[CeleryDispatcher]:
+    if request.param == "amqp" and not _rabbitmq_reachable():
+        pytest.skip("no RabbitMQ at 127.0.0.1:5672")
+    broker = redis_url if request.param == "redis" else RABBITMQ_URL
+    settings = load_settings(overrides={"broker_url": broker, "redis_url": redis_url})
     configure(settings)
+    dispatcher = CeleryDispatcher(settings)
+    dispatcher.waiting()  # declares the queues, as a worker would
     with app.connection_for_write() as connection:
         connection.default_channel.queue_purge(MODEL_QUEUE)
-    yield CeleryDispatcher(settings)
+    yield dispatcher
     with app.connection_for_write() as connection:
         connection.default_channel.queue_purge(MODEL_QUEUE)
+    configure(load_settings())
 
 
 def test_the_celery_dispatcher_counts_messages_waiting_in_the_broker(celery_on: CeleryDispatcher) -> None:
-    # Given a real Redis broker with no worker consuming
+    # Given a real broker (Redis or RabbitMQ) with no worker consuming
     before = celery_on.waiting()
     # When two attempts are published, Then they are counted as waiting
     celery_on.attempt("job-a", 1)
