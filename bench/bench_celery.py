@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -27,12 +26,12 @@ from typing import Any
 
 from celery import chord
 
+from bench import write_section
+from bench.celery_report import ROUNDS, TITLE, report
 from tests.fixtures.redis_server import RedisServer, free_port
 from tests.fixtures.scripted_model import document, start_scripted_model
 
 REPO = Path(__file__).resolve().parents[1]
-SECTION = "## Distributed execution"
-ROUNDS = 5
 
 if os.environ.get("SUTURE_BENCH_WORKER"):  # imported by `celery -A bench.bench_celery worker`
     from workers.celery import app
@@ -337,95 +336,6 @@ def slow_model(bench: Bench, slow_jobs: int, concurrency: int, in_flight: int) -
     return {"slow_elapsed_s": elapsed_s, "slow_in_flight": slow.in_flight["max"]}
 
 
-def report(f: dict[str, Any]) -> str:
-    first, surgical = f["first"], f["surgical"]
-    ratio1 = first["suture"]["rate"] / first["bare"]["rate"]
-    ratio2 = surgical["suture"]["rate"] / surgical["bare"]["rate"]
-    ideal_s = f["slow_jobs"] * 1.0 / f["slow_in_flight"]
-    limit_s = 1.25 * ideal_s
-    slow_met = f["slow_elapsed_s"] <= limit_s and f["slow_in_flight"] >= 100
-    bare_ms, call_ms = first["bare"]["cpu_ms"]["all"], f["call_cpu_ms"]
-    lines = [
-        SECTION,
-        "",
-        f"`python -m bench.bench_celery` on {platform.node()} ({os.cpu_count()} cores, Python "
-        f"{platform.python_version()}, {platform.system()}); {f['workers']} Celery worker processes, threads "
-        f"pool, {f['concurrency']} threads each ({f['slow_concurrency']} each for the 1 s latency run), "
-        "queues suture.model + suture.control, suture's own settings (late acks, prefetch 1, task events "
-        "and task-sent events on) for both sides; a private redis-server as broker, result backend and job "
-        "store; the model is a scripted OpenAI-compatible server in its own process (a simulation, not a "
-        "real LLM), called through suture's model client (the openai SDK). Jobs: 4-question quizzes. Rates "
-        f"are the median of {ROUNDS} interleaved repeats of {f['jobs']} jobs, after a warm-up. 1-minute load "
-        f"average before the run {f['load_before']:.2f}, after {f['load_after']:.2f} (other work on this "
-        "shared machine skews both sides; compare ratios, not rates).",
-        "",
-        "| measurement | suture | bare Celery (same run, same broker) | ratio | goal |",
-        "|---|---|---|---|---|",
-        f"| first pass, instant model | {first['suture']['rate']:.1f} jobs/s "
-        f"| {first['bare']['rate']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 {_verdict(ratio1 >= 0.7)} |",
-        f"| one surgical round of 3 slices | {surgical['suture']['rate']:.1f} jobs/s "
-        f"| {surgical['bare']['rate']:.1f} chords (3 no-ops + callback)/s | {ratio2:.2f} "
-        f"| >= 0.7 {_verdict(ratio2 >= 0.7)} |",
-        f"| {f['slow_jobs']} jobs, 1.0 s model latency | {f['slow_elapsed_s']:.1f} s "
-        f"(max {f['slow_in_flight']} calls in flight) | ideal {ideal_s:.1f} s | {f['slow_elapsed_s'] / ideal_s:.2f} "
-        f"| <= 1.25 x ideal ({limit_s:.1f} s) with >= 100 in flight {_verdict(slow_met)} |",
-        "",
-        "CPU per job by process (median of the same repeats, ms):",
-        "",
-        "| measurement | side | workers | producer | Redis | model server | all |",
-        "|---|---|---|---|---|---|---|",
-        *_cpu_rows("first pass", first),
-        *_cpu_rows("surgical round", surgical),
-        "",
-        "With both sides CPU-bound on the shared cores, the rate ratio follows the ratio of CPU per job. "
-        "The baselines make no model call; a suture first-pass job makes one, and a surgical job four. "
-        f"One model call alone, measured in the same run (suture's client through the openai SDK and "
-        f"the scripted server answering it, one call at a time), costs {call_ms:.2f} ms of CPU: "
-        f"{call_ms / bare_ms:.0%} of a whole bare round trip ({bare_ms:.2f} ms). So even if every other "
-        "part of a suture job (its Celery task, the job store's Lua scripts, validation, the engine, the "
-        f"result) cost no more than the no-op task, the first-pass ratio could not exceed "
-        f"{bare_ms / (bare_ms + call_ms):.2f}. Removed so far (profiled with py-spy and cProfile): "
-        "pydantic JSON-schema generation on every call (cached per output model and pointer), the SDK's "
-        "per-call type walk of messages and schema (its plain `post`) and its response model (the reply "
-        "is read from the JSON), a Redis client built by kombu for every publish, ack and event (one "
-        "per pool: workers/kombu_patches.py), jsonpatch's move search in trace diffs (a structural "
-        "diff), a result-channel subscription per suture task (`ignore_result`), separate Redis round "
-        "trips for load/count/action/slice reads and for save-then-deliver (one Lua script each), a "
-        "second load and validation of the state to deliver, a progress event just before "
-        "task-succeeded, and one pipeline per publish plus its task-sent event (kombu publish batches). "
-        "The 1 s run uses 100 threads in all (the goal's minimum in flight; 1000 / 100 is a whole number "
-        "of 1 s rounds) and warms every thread's connection first, as the other runs warm up; the "
-        "scripted server's listen backlog is raised in the bench (the fixture sets it after listening, "
-        "so a burst of new connections lost SYNs and waited 1 s for the retransmit).",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _cpu_rows(label: str, figures: dict[str, Any]) -> list[str]:
-    roles = ("workers", "producer", "redis", "model server", "all")
-    return [
-        f"| {label} | {side} | " + " | ".join(f"{figures[side]['cpu_ms'][r]:.2f}" for r in roles) + " |"
-        for side in ("suture", "bare")
-    ]
-
-
-def _verdict(met: bool) -> str:
-    return "met" if met else "NOT met"
-
-
-def write_section(text: str, path: Path = REPO / "docs" / "benchmarks.md") -> None:
-    """Replace this benchmark's own section of docs/benchmarks.md (other sections untouched)."""
-    current = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    start = current.find(SECTION)
-    if start < 0:
-        updated = current.rstrip("\n") + "\n\n" + text
-    else:
-        end = current.find("\n## ", start + len(SECTION))
-        updated = current[:start] + text + (current[end + 1 :] if end >= 0 else "")
-    path.write_text(updated)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--jobs", type=int, default=300)
@@ -444,7 +354,7 @@ def main() -> int:
     text = report(run(args.jobs, args.slow_jobs, args.concurrency, args.workers, args.slow_in_flight))
     print(text)
     if args.write:
-        write_section(text)
+        write_section(TITLE, text)
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.rabbitmq import require_rabbitmq
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver
 from workers.celery_app import configure
@@ -106,25 +106,12 @@ def test_the_watchdog_ends_a_job_past_its_deadline(
     assert "deadline" in result["reason"]
 
 
-def _rabbitmq_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5672), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def test_the_flow_runs_on_rabbitmq_with_the_store_on_redis(
     celery_stack: Callable[..., CeleryStack], scripted_model: Callable[..., Any]
 ) -> None:
-    import os
-
-    if not _rabbitmq_reachable():
-        if os.environ.get("CI"):
-            pytest.fail("RabbitMQ at 127.0.0.1:5672 is not reachable on CI")
-        pytest.skip("no RabbitMQ at 127.0.0.1:5672")
+    broker_url = require_rabbitmq()
     model = scripted_model(questions=4, imbalanced=2)
-    stack = celery_stack(model.base_url, broker_url="amqp://guest:guest@127.0.0.1:5672//")
+    stack = celery_stack(model.base_url, broker_url=broker_url)
     configure(stack.settings)
     stack.start_worker(concurrency=10)
     handle = enqueue("quiz", document(4), questions=4, settings=stack.settings)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import time
 import uuid
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ import redis
 
 from config.settings import load_settings
 from tasks.celery_tasks import CeleryDispatcher
+from tests.fixtures.rabbitmq import require_rabbitmq
 from tests.workers.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from workers.celery_app import MODEL_QUEUE, app, configure
 
@@ -75,22 +75,9 @@ def test_a_job_that_expired_gets_no_nudge_record(client: redis.Redis) -> None:
     assert not client.exists(f"{flow.store.prefix}:job:{job_id}")
 
 
-RABBITMQ_URL = "amqp://guest:guest@127.0.0.1:5672//"
-
-
-def _rabbitmq_reachable() -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", 5672), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(params=["redis", "amqp"])
 def celery_on(request: pytest.FixtureRequest, redis_url: str) -> Iterator[CeleryDispatcher]:
-    if request.param == "amqp" and not _rabbitmq_reachable():
-        pytest.skip("no RabbitMQ at 127.0.0.1:5672")
-    broker = redis_url if request.param == "redis" else RABBITMQ_URL
+    broker = redis_url if request.param == "redis" else require_rabbitmq()
     settings = load_settings(overrides={"broker_url": broker, "redis_url": redis_url})
     configure(settings)
     dispatcher = CeleryDispatcher(settings)
