@@ -8,6 +8,9 @@ tests/fixtures/scripted_model.py), with the CPU every process spent per job:
 1. first-pass jobs/s with an instant model vs bare no-op task round trips/s;
 2. jobs with one surgical round of 3 slices vs a bare chord of 3 no-ops plus a callback;
 3. 1,000 jobs with a 1.0 s model latency vs the ideal 1000 x 1.0 s / calls in flight.
+The first two also run a third side: bare Celery tasks of the same shape making the very model
+calls a suture job makes (same client, same prompts), which separates what suture's orchestration
+costs from what one model call through the openai SDK costs.
 ``--write`` replaces the "## Distributed execution" section of docs/benchmarks.md.
 """
 
@@ -19,6 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from statistics import median
@@ -44,6 +48,52 @@ if os.environ.get("SUTURE_BENCH_WORKER"):  # imported by `celery -A bench.bench_
     def callback(results: list[Any]) -> int:
         """A bare chord body."""
         return len(results)
+
+    @app.task(name="bench.model_call", ignore_result=False)
+    def model_call(which: str) -> None:
+        """A bare task making one model call a suture job makes: its first full attempt or slice ``which``."""
+        client, calls = _job_calls()
+        assert client.call(calls[which]).error is None
+
+
+def _job_calls() -> tuple[Any, dict[str, Any]]:
+    """This worker process's model client and job calls (``job_calls``), made once."""
+    global _JOB_CALLS
+    with _JOB_CALLS_LOCK:
+        if _JOB_CALLS is None:
+            from config.settings import load_settings
+
+            _JOB_CALLS = job_calls(load_settings())
+        return _JOB_CALLS
+
+
+_JOB_CALLS: tuple[Any, dict[str, Any]] | None = None
+_JOB_CALLS_LOCK = threading.Lock()
+
+
+def job_calls(settings: Any) -> tuple[Any, dict[str, Any]]:
+    """A model client and the calls of one bench job, as the engine builds them: ``full`` and, if the
+    model's first reply leaves failures, the surgical round's slices ``0``, ``1``, ... (pointer order)."""
+    from tasks import engine
+    from tasks.job import EngineOptions, JobSpec, RunFull, RunSurgical
+    from tasks.policy import load_policy
+    from workers.model_client import ModelClient
+
+    client = ModelClient(settings)
+    options = EngineOptions.from_settings(settings)
+    spec = JobSpec(
+        job_id="bench", contract="quiz", params={"questions": 4}, source=document(4), options=options
+    )
+    policy = load_policy(settings.default_policy, settings)
+    state = engine.start(spec)
+    first = engine.next_action(state, policy, accepted=[], secrets=settings.secrets())
+    assert isinstance(first, RunFull)
+    calls = {"full": first.call}
+    state = engine.apply_full(state, first, client.call(first.call))
+    then = engine.next_action(state, policy, accepted=[], secrets=settings.secrets())
+    if isinstance(then, RunSurgical):
+        calls |= {str(i): then.calls[p] for i, p in enumerate(sorted(then.calls))}
+    return client, calls
 
 
 class ModelProcess:
@@ -194,27 +244,28 @@ def measured(bench: Bench, work: Any) -> tuple[Any, dict[str, float]]:
     return outcome, cpu_ms
 
 
-def compare(bench: Bench, jobs: int, baseline: Any, ours: Any, check: Any) -> dict[str, Any]:
-    """Interleaved repeats of the baseline and suture, ``jobs`` each: median rates and CPU ms per job.
+def compare(bench: Bench, jobs: int, sides: dict[str, Any], check: Any) -> dict[str, Any]:
+    """Interleaved repeats of every side, ``jobs`` each: median rates and CPU ms per job, by side.
 
-    Interleaved and repeated because the shared 2-core machine is noisy from run to run.
+    Interleaved and repeated because the shared 2-core machine is noisy from run to run. ``sides``
+    maps a side's name to its run (jobs -> rate); suture's run returns its results too, for ``check``.
     """
-    rates: dict[str, list[float]] = {"bare": [], "suture": []}
-    cpu: dict[str, list[dict[str, float]]] = {"bare": [], "suture": []}
+    rates: dict[str, list[float]] = {side: [] for side in sides}
+    cpu: dict[str, list[dict[str, float]]] = {side: [] for side in sides}
     for _ in range(ROUNDS):
-        rate, cpu_ms = measured(bench, lambda: baseline(jobs))
-        rates["bare"].append(rate)
-        cpu["bare"].append(cpu_ms)
-        (rate, results), cpu_ms = measured(bench, lambda: ours(jobs))
-        check(results)
-        rates["suture"].append(rate)
-        cpu["suture"].append(cpu_ms)
+        for side, work in sides.items():
+            outcome, cpu_ms = measured(bench, lambda: work(jobs))  # noqa: B023
+            if side == "suture":
+                outcome, results = outcome
+                check(results)
+            rates[side].append(outcome)
+            cpu[side].append(cpu_ms)
     return {
         side: {
             "rate": median(rates[side]),
             "cpu_ms": {role: median(c[role] for c in cpu[side]) / jobs for role in cpu[side][0]},
         }
-        for side in rates
+        for side in sides
     }
 
 
@@ -224,6 +275,17 @@ def bare_round_trips(n: int) -> float:
 
     started = time.perf_counter()
     results = [app.send_task("bench.noop", queue=MODEL_QUEUE) for _ in range(n)]
+    for result in results:
+        result.get(timeout=120)
+    return n / (time.perf_counter() - started)
+
+
+def bare_model_calls(n: int) -> float:
+    """Bare tasks making a first-pass job's model call per second, each sent and its result read back."""
+    from workers.celery_app import MODEL_QUEUE, app
+
+    started = time.perf_counter()
+    results = [app.send_task("bench.model_call", args=["full"], queue=MODEL_QUEUE) for _ in range(n)]
     for result in results:
         result.get(timeout=120)
     return n / (time.perf_counter() - started)
@@ -240,6 +302,53 @@ def bare_chords(n: int) -> float:
     for result in results:
         assert result.get(timeout=120) == 3
     return n / (time.perf_counter() - started)
+
+
+def bare_model_chords(n: int) -> float:
+    """A surgical job's shape in bare Celery, per second: a task making the full call, then a chord of
+    3 tasks making the slice calls plus a callback."""
+    from celery import chain
+
+    from workers.celery_app import MODEL_QUEUE, app
+
+    full = app.signature("bench.model_call", args=["full"], queue=MODEL_QUEUE, immutable=True)
+    header = [
+        app.signature("bench.model_call", args=[str(i)], queue=MODEL_QUEUE, immutable=True) for i in range(3)
+    ]
+    body = app.signature("bench.callback", queue="suture.control")
+    started = time.perf_counter()
+    results = [
+        chain(full.clone(), chord([s.clone() for s in header], body.clone())).apply_async() for _ in range(n)
+    ]
+    for result in results:
+        assert _chain_result(result) == 3
+    return n / (time.perf_counter() - started)
+
+
+MISSED_NOTICES = [0]  # chain results Celery's result.get missed; read back from the backend instead
+
+
+def _chain_result(result: Any, timeout_s: float = 120) -> Any:
+    """A chain's result: ``result.get``, and the backend's stored value should ``get`` miss it.
+
+    ``get`` on a result this process never sent (a chain's last task, sent by a worker) waits on
+    its pub/sub notice; about once in a few thousand chains it never resolves although the result
+    is stored (as in celery/celery#4039), and the 120 s timeout would wreck the measurement. Looking
+    in the backend after each 1 s wait costs nothing while notices arrive in time.
+    """
+    from celery.exceptions import TimeoutError as CeleryTimeout
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return result.get(timeout=1.0)
+        except CeleryTimeout:
+            meta = result.backend.get_task_meta(result.id)
+            if meta["status"] == "SUCCESS":
+                MISSED_NOTICES[0] += 1
+                return meta["result"]
+            if time.monotonic() > deadline:
+                raise
 
 
 def suture_jobs(n: int, settings: Any, questions: int) -> tuple[float, list[dict[str, Any]]]:
@@ -262,6 +371,7 @@ def run(jobs: int, slow_jobs: int, concurrency: int, workers: int, slow_in_fligh
             figures["first"] = first_pass(bench, jobs)
             figures["surgical"] = surgical_round(bench, jobs)
             figures["call_cpu_ms"] = model_call_cpu(bench)
+            figures["missed_notices"] = MISSED_NOTICES[0]
             figures |= slow_model(bench, slow_jobs, figures["slow_concurrency"], slow_in_flight)
         finally:
             bench.close()
@@ -273,46 +383,45 @@ def first_pass(bench: Bench, jobs: int) -> dict[str, Any]:
     """First-pass jobs with an instant model against bare no-op round trips."""
     settings = bench.start(ModelProcess(questions=4))
     bare_round_trips(50)  # warm-up: connections, imports
+    bare_model_calls(50)
     suture_jobs(20, settings, 4)
 
     def delivered(results: list[dict[str, Any]]) -> None:
         assert all(r["status"] == "delivered" for r in results)
 
-    return compare(bench, jobs, bare_round_trips, lambda n: suture_jobs(n, settings, 4), delivered)
+    sides = {
+        "bare": bare_round_trips,
+        "bare_calls": bare_model_calls,
+        "suture": lambda n: suture_jobs(n, settings, 4),
+    }
+    return compare(bench, jobs, sides, delivered)
 
 
 def surgical_round(bench: Bench, jobs: int) -> dict[str, Any]:
     """Jobs with one surgical round of 3 slices against bare chords of 3 no-ops plus a callback."""
     settings = bench.start(ModelProcess(questions=4, imbalanced=3))
     bare_chords(20)
+    bare_model_chords(20)
     suture_jobs(20, settings, 4)
 
     def one_round(results: list[dict[str, Any]]) -> None:
         assert all([a["mode"] for a in r["attempts"]] == ["full", "surgical"] for r in results)
 
-    return compare(bench, jobs, bare_chords, lambda n: suture_jobs(n, settings, 4), one_round)
+    sides = {
+        "bare": bare_chords,
+        "bare_calls": bare_model_chords,
+        "suture": lambda n: suture_jobs(n, settings, 4),
+    }
+    return compare(bench, jobs, sides, one_round)
 
 
 def model_call_cpu(bench: Bench, calls: int = 300) -> float:
     """CPU ms of one model call (this process's client + the model server), one call at a time."""
     from config.settings import load_settings
-    from tasks import engine
-    from tasks.job import EngineOptions, JobSpec, RunFull
-    from tasks.policy import load_policy
-    from workers.model_client import ModelClient
 
     bench.start(ModelProcess(questions=4))
-    settings = load_settings()
-    client = ModelClient(settings)
-    # The very call a first-pass job makes (prompt, schema and options as the engine builds them).
-    options = EngineOptions.from_settings(settings)
-    spec = JobSpec(
-        job_id="bench", contract="quiz", params={"questions": 4}, source=document(4), options=options
-    )
-    policy = load_policy(settings.default_policy, settings)
-    action = engine.next_action(engine.start(spec), policy, accepted=[], secrets=settings.secrets())
-    assert isinstance(action, RunFull)
-    call = action.call
+    client, job = job_calls(load_settings())
+    call = job["full"]  # the very call a first-pass job makes
     for _ in range(20):
         client.call(call)
     assert bench.model is not None
