@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 from contracts.failure import Failure
 from tasks.calls import Usage
 
-Status = Literal["delivered", "soft_delivered", "refused", "failed"]
+# "cancelled": stopped on request (workers.producer.cancel), never by the engine.
+Status = Literal["delivered", "soft_delivered", "refused", "failed", "cancelled"]
 Outcome = Literal["valid", "improved", "no_better", "unparseable", "refused", "transport_error"]
 
 

@@ -138,6 +138,26 @@ class Delivery:
             log.exception("job %s: could not report to Sentry", state.spec.job_id)
 
 
+def cancel(settings: Settings, store: JobStore, job_id: str, reason: str) -> JobRecord | None:
+    """Store a ``cancelled`` result for a job that has not finished; its record, or None if it had.
+
+    The result is built from the state as read and stored only if no attempt applied meanwhile (a
+    version check in the same script), else built again from the newer state: the cancelled result's
+    trace holds every attempt that was applied. Raises JobNotFound.
+    """
+    planner = Planner(settings, store, lambda: False)
+    while True:
+        record = store.load(job_id)
+        if record.finished:
+            return None
+        state = engine.finish(planner.state(record), Finish(status="cancelled", reason=reason))
+        result = engine.result(state)
+        result |= {"job_id": job_id, "simulated": bool(result.get("simulated")), "round": record.round}
+        stored = store.deliver_at(job_id, record.version, result)
+        if stored is not None:
+            return record if stored else None
+
+
 def give_up_finish(state: JobState, reason: str) -> Finish:
     """Finish early: soft-deliver the best parsed output so far, or fail if there is none."""
     if state.best is None:

@@ -19,6 +19,10 @@ be reached for that removal either, the job stays queued: the watchdog's stall n
 attempt once ``worker.stall_s`` passed without progress, and an enqueue with the same idempotency key
 re-publishes it at once. A failed publish after ``resume`` leaves the resumed job queued; the stall
 nudge sends it the same way.
+
+``cancel`` stops a job that has not finished: its ``cancelled`` result is stored at once, and the
+job's queued or running tasks find it finished and stop (a model call in flight completes; its
+reply is dropped).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ if TYPE_CHECKING:
 
 # A publish retries briefly (a broker failing over), then gives up: an enqueue must not hang on a
 # dead broker. Celery's default is 3 retries; each retry also waits for the connection attempt.
+CANCEL_REASON = "cancelled on request"
+MAX_REASON_CHARS = 500
 PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
 
 
@@ -84,7 +90,7 @@ class JobHandle:
         return get_store(self.settings or load_settings())
 
     def status(self) -> str:
-        """``queued|running|delivered|soft_delivered|refused|failed``."""
+        """``queued|running|delivered|soft_delivered|refused|failed|cancelled``."""
         return self._store().status(self.id)
 
     def result(self, timeout_s: float | None = None) -> dict[str, Any]:
@@ -109,6 +115,10 @@ class JobHandle:
     def history(self) -> list[dict[str, Any]]:
         """The results delivered before each resume, oldest first (the current one is ``result()``)."""
         return self._store().history(self.id)
+
+    def cancel(self, reason: str = CANCEL_REASON) -> bool:
+        """Stop the job unless it has finished; True if this call cancelled it (see ``cancel``)."""
+        return cancel(self.id, reason, settings=self.settings)
 
     def done(self) -> bool:
         """True once the job has a final status."""
@@ -172,6 +182,32 @@ def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
     return JobHandle(job_id, settings)
 
 
+def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | None = None) -> bool:
+    """Stop a job that has not finished: its result is stored now, status ``cancelled``; False if it
+    had already finished (its result stays as it is). Raises JobNotFound.
+
+    Tasks queued or running for the job find it finished and stop; a model call already in flight
+    completes and its reply is dropped. A callback given at enqueue fires once with ``cancelled``,
+    sent by a worker (``suture.deliver``), so this call never waits on a webhook.
+    """
+    from workers.delivery import cancel as cancel_job
+
+    settings = settings or load_settings()
+    text = reason.strip()[:MAX_REASON_CHARS] or CANCEL_REASON
+    record = cancel_job(settings, get_store(settings), job_id, text)
+    if record is None:
+        return False
+    if record.spec.get("callback"):
+        # The result is stored either way: if this publish fails, the cancel stands without its callback.
+        _publish(
+            settings,
+            "suture.deliver",
+            [job_id],
+            consequence=f"job {job_id} is cancelled; its callback was not sent",
+        )
+    return True
+
+
 def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> JobHandle:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
@@ -214,20 +250,25 @@ def _finished_state(record: JobRecord) -> JobState:
 
 def _publish_first_attempt(job_id: str, settings: Settings, *, n: int, consequence: str = "") -> None:
     """Publish attempt ``n`` of the job; raises BrokerUnavailable (``consequence`` appended) if it fails."""
+    _publish(settings, "suture.attempt", [job_id, n], consequence=consequence)
+
+
+def _publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "") -> None:
+    """Publish task ``name`` (ids only); raises BrokerUnavailable (``consequence`` appended) if it fails."""
     import redis
     from kombu.exceptions import OperationalError
 
-    from workers.celery_app import MODEL_QUEUE, broker_url, configure
+    from workers.celery_app import TASK_QUEUES, broker_url, configure
 
     app = configure(settings)
     try:
         # One Redis pipeline for the task and its task-sent event (kombu's publish batch).
         with app.producer_or_acquire() as producer, producer.batch():
             app.send_task(
-                "suture.attempt",
-                args=[job_id, n],
-                queue=MODEL_QUEUE,
-                argsrepr=repr((job_id, n)),
+                name,
+                args=args,
+                queue=TASK_QUEUES[name],
+                argsrepr=repr(tuple(args)),
                 kwargsrepr="{}",
                 producer=producer,
                 ignore_result=True,  # else send_task subscribes to a result channel this job never uses

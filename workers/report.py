@@ -12,7 +12,7 @@ from array import array
 from collections import Counter, defaultdict
 from typing import Any
 
-FINAL_STATUSES = ("delivered", "soft_delivered", "failed", "refused")
+FINAL_STATUSES = ("delivered", "soft_delivered", "failed", "refused", "cancelled")
 # Lists shown to a person are capped so a million-job batch still has a readable, bounded report.
 MAX_LISTED = 500
 SIMULATION_NOTICE = "SIMULATION: these quizzes were written by the suture simulator, not a real model."

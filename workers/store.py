@@ -60,7 +60,7 @@ from workers.store_scripts import (
 )
 from workers.store_watchlist import Watchlist
 
-FINAL_STATUSES = frozenset({"delivered", "soft_delivered", "refused", "failed"})
+FINAL_STATUSES = frozenset({"delivered", "soft_delivered", "refused", "failed", "cancelled"})
 
 
 class JobStore(JobReads):
@@ -186,12 +186,20 @@ class JobStore(JobReads):
 
     def deliver(self, job_id: str, result: dict[str, Any]) -> bool:
         """Store the final result once; True only for the call that stored it."""
-        args = [_dumps(result), result["status"], job_id, self._ttl]
+        return self._store_result(job_id, result, "") == 1
+
+    def deliver_at(self, job_id: str, version: int, result: dict[str, Any]) -> bool | None:
+        """``deliver`` a result built from state ``version``: None (nothing stored) if the state moved on."""
+        outcome = self._store_result(job_id, result, version)
+        return None if outcome == -3 else outcome == 1
+
+    def _store_result(self, job_id: str, result: dict[str, Any], version: int | str) -> int:
+        args = [_dumps(result), result["status"], job_id, self._ttl, version]
         keys = [self._job(job_id), self._deadlines(), self._done(job_id)]
         outcome = int(self._call(self._deliver, keys, args))
         if outcome == -1:
             raise JobNotFound(job_id)
-        return outcome == 1
+        return outcome
 
     def lease(self, job_id: str, flag: str, owner: str, lease_s: float) -> bool:
         """Hold a re-takable once-flag: True unless it is done or another owner's lease still runs."""

@@ -192,3 +192,15 @@ def test_the_store_client_has_the_configured_timeouts() -> None:
         10,
         True,
     )
+
+
+def test_a_result_built_from_an_older_state_is_not_stored(store: JobStore) -> None:
+    # Given a job whose state moved on to version 1 after a cancel read it at version 0
+    job_id = new_job(store)
+    assert store.save_state(job_id, 0, {"applied": 1})
+    result = {"status": "cancelled", "reason": "r"}
+    # When that result is stored at version 0 / Then nothing is stored; at version 1 it is, once
+    assert store.deliver_at(job_id, 0, result) is None and store.result(job_id) is None
+    assert store.deliver_at(job_id, 1, result) is True
+    assert store.deliver_at(job_id, 1, {"status": "failed", "reason": "x"}) is False
+    assert store.result(job_id) == result and store.status(job_id) == "cancelled"

@@ -22,6 +22,7 @@ SUBCOMMANDS: dict[str, str] = {
     "result": "workers.cli.jobs_cmd",
     "trace": "workers.cli.jobs_cmd",
     "resume": "workers.cli.jobs_cmd",
+    "cancel": "workers.cli.jobs_cmd",
     "worker": "workers.cli.worker_cmd",
     "up": "workers.cli.up_cmd",
     "batch": "workers.cli.batch_cmd",

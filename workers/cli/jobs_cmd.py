@@ -1,4 +1,4 @@
-"""``suture enqueue|status|result|trace|resume``: queue a job and follow it by id.
+"""``suture enqueue|status|result|trace|resume|cancel``: queue a job and follow it by id.
 
 All read ``SUTURE_BROKER_URL`` / ``SUTURE_REDIS_URL`` through the settings. ``enqueue`` prints
 the job id alone on stdout, so scripts can capture it.
@@ -14,11 +14,11 @@ from typing import Any
 
 from workers.cli import UsageError
 
-COMMANDS = ("enqueue", "status", "result", "trace", "resume")
+COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
 
 def register(subparsers: Any) -> None:
-    """Add the five job subcommands."""
+    """Add the six job subcommands."""
     enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
     enqueue.add_argument("file", help="source document (text file)")
     enqueue.add_argument("--contract", default="quiz")
@@ -38,6 +38,14 @@ def register(subparsers: Any) -> None:
     resume.add_argument("job")
     resume.add_argument("--feedback", required=True)
     resume.set_defaults(func=run, job_command="resume")
+    cancel = subparsers.add_parser(
+        "cancel",
+        help="stop a job that has not finished",
+        description="Store a cancelled result for JOB now; its remaining tasks stop. Exit 1 if it had finished.",
+    )
+    cancel.add_argument("job")
+    cancel.add_argument("--reason", default=None, help="why (kept in the result's reason)")
+    cancel.set_defaults(func=run, job_command="cancel")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,8 +105,25 @@ def _resume(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     return 0
 
 
+def _cancel(args: argparse.Namespace, settings: Any, producer: Any) -> int:
+    reason = args.reason or producer.CANCEL_REASON
+    if producer.cancel(args.job, reason, settings=settings):
+        print("cancelled")
+        return 0
+    status = producer.get_job(args.job, settings).status()
+    print(f"suture: job {args.job} had already finished ({status}); nothing changed", file=sys.stderr)
+    return 1
+
+
 def _print_json(value: Any) -> None:
     print(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-_COMMANDS = {"enqueue": _enqueue, "status": _status, "result": _result, "trace": _trace, "resume": _resume}
+_COMMANDS = {
+    "enqueue": _enqueue,
+    "status": _status,
+    "result": _result,
+    "trace": _trace,
+    "resume": _resume,
+    "cancel": _cancel,
+}

@@ -1,0 +1,118 @@
+"""``suture cancel JOB`` / ``JobHandle.cancel()``: a job stopped on request, through real workers.
+
+A cancelled job has its result stored at once (status ``cancelled``); the tasks still queued or
+running for it find it finished and stop, a model reply in flight is dropped, and the callback
+fires once.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.fixtures.scripted_model import document
+from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver
+from workers.celery_app import configure
+from workers.producer import cancel, enqueue
+from workers.store import get_store
+from workers.store_keys import Keys
+
+pytestmark = pytest.mark.integration
+
+
+def run_cli(stack: CeleryStack, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "workers", *args]
+    return subprocess.run(command, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=60)
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.05)
+
+
+def test_a_job_cancelled_during_its_model_call_stays_cancelled_and_calls_back_once(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    # Given a slow model, a worker, and a job whose first model call is in flight
+    model = scripted_model(questions=4, latency_s=2.0)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    stack.start_worker(concurrency=4)
+    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
+    wait_for(lambda: model.in_flight["now"] == 1)
+    # When it is cancelled from the CLI with a reason
+    done = run_cli(stack, "cancel", handle.id, "--reason", "the course was withdrawn")
+    # Then the result is there at once: cancelled, with the reason, no output and no attempt yet
+    assert (done.returncode, done.stdout) == (0, "cancelled\n"), done.stderr
+    result = handle.result(timeout_s=1)
+    assert (result["status"], result["reason"], result["output"]) == (
+        "cancelled",
+        "the course was withdrawn",
+        None,
+    )
+    assert result["attempts"] == [] and result["job_id"] == handle.id
+    # And once the reply in flight came back and its task ended, nothing it brought was applied
+    store = get_store(stack.settings)
+    flags = Keys(store.prefix).flags(handle.id)
+    wait_for(lambda: store.redis.hget(flags, "unfinished:attempt:1") == "0")
+    assert handle.result(timeout_s=1) == result and handle.status() == "cancelled"
+    assert store.load(handle.id).version == 0
+    assert model.requests == {"full": 1, "slice": 0}
+    # And the webhook fired once, for the cancelled result
+    wait_for(lambda: webhook_receiver.received == {handle.id: 1})
+
+
+def test_a_queued_job_cancelled_before_any_worker_runs_makes_no_model_call(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    # Given a job queued while no worker runs
+    model = scripted_model(questions=4)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
+    assert handle.status() == "queued"
+    # When it is cancelled through the API, and a worker then starts
+    assert handle.cancel() is True
+    stack.start_worker(concurrency=2)
+    # Then its queued attempt finds it finished: no model call, the default reason, one webhook
+    wait_for(lambda: webhook_receiver.received == {handle.id: 1})
+    result = handle.result(timeout_s=1)
+    assert (result["status"], result["reason"]) == ("cancelled", "cancelled on request")
+    assert model.requests == {"full": 0, "slice": 0}
+    # And the watchdog no longer watches it
+    store = get_store(stack.settings)
+    assert store.redis.zscore(Keys(store.prefix).deadlines(), handle.id) is None
+
+
+def test_only_an_unfinished_job_can_be_cancelled(
+    celery_stack: Callable[..., CeleryStack], scripted_model: Callable[..., Any]
+) -> None:
+    # Given a job delivered
+    model = scripted_model(questions=4)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    stack.start_worker(concurrency=2)
+    handle = enqueue("quiz", document(4), questions=4, settings=stack.settings)
+    delivered = handle.result(timeout_s=60)
+    assert delivered["status"] == "delivered"
+    # When it is cancelled / Then nothing changes: False from the API, exit 1 and one line from the CLI
+    assert cancel(handle.id, settings=stack.settings) is False
+    done = run_cli(stack, "cancel", handle.id)
+    assert done.returncode == 1 and done.stdout == "", done.stderr
+    assert done.stderr == f"suture: job {handle.id} had already finished (delivered); nothing changed\n"
+    assert handle.result(timeout_s=1) == delivered
+    # And an unknown job is a clear error (exit 2, one line, no traceback)
+    unknown = run_cli(stack, "cancel", "nope")
+    assert unknown.returncode == 2 and "no such job: nope" in unknown.stderr
+    assert unknown.stderr.count("\n") == 1 and "Traceback" not in unknown.stderr
