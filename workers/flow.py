@@ -29,6 +29,7 @@ from workers.delivery import Delivery
 from workers.executions import Execution, Executions
 from workers.planner import Action, Planner
 from workers.store import JobRecord, JobStore
+from workers.store_records import TaskOpening
 
 log = logging.getLogger(__name__)
 
@@ -93,12 +94,9 @@ class Flow:
     def _attempt(self, run: Execution, n: int) -> str:
         opening = self.executions.open(run)
         record = opening.record
-        if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
-            return self.delivery.deliver_record(record)
-        if record.version >= n:
-            return self._redelivered(record, n)
-        if self._poisoned(run, opening.unfinished):
-            return "poisoned"
+        stop = self._done_already(run, opening, n)
+        if stop is not None:
+            return stop
         state = self.planner.state(record)
         action = self.planner.next(state, record)
         if not isinstance(action, RunFull) or action.n != n:
@@ -145,12 +143,9 @@ class Flow:
     def _merge(self, run: Execution, n: int) -> str:
         opening = self.executions.open(run, n=n, slices=True)
         record = opening.record
-        if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
-            return self.delivery.deliver_record(record)
-        if record.version >= n:
-            return self._redelivered(record, n)
-        if self._poisoned(run, opening.unfinished):
-            return "poisoned"
+        stop = self._done_already(run, opening, n)
+        if stop is not None:
+            return stop
         action = self.planner.surgical_action(record, n)
         stored = opening.slices
         if action is None or set(stored) != set(action.calls):
@@ -224,6 +219,17 @@ class Flow:
             self.progress(record.job_id, state)
         self._dispatch(record, state, action, action_stored=True)
         return "applied"
+
+    def _done_already(self, run: Execution, opening: TaskOpening, n: int) -> str | None:
+        """The outcome of a step ``n`` that must not run: the job finished, ``n`` applied, or a poison."""
+        record = opening.record
+        if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
+            return self.delivery.deliver_record(record)
+        if record.version >= n:
+            return self._redelivered(record, n)
+        if self._poisoned(run, opening.unfinished):
+            return "poisoned"
+        return None
 
     def _redelivered(self, record: JobRecord, n: int) -> str:
         if record.version == n:  # applied, but the next task may never have been published
