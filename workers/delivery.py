@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -61,6 +62,7 @@ class Delivery:
         """Deliver ``record``'s job; a task that holds the job's state and finish passes them in."""
         job_id = record.job_id
         result = record.result
+        finished_before = result is not None
         if result is None:
             state = state or self.planner.state(record)
             result = self.final_result(record, state, give_up, finish)
@@ -70,6 +72,8 @@ class Delivery:
             else:
                 result = self.store.result(job_id) or result
         self._callback(record, result)
+        if finished_before:  # a job left due on the watchdog's list for its callback (``cancel``)
+            self.store.watchlist.forget(job_id)
         return str(result["status"])
 
     def save_and_deliver(self, record: JobRecord, n: int, state: JobState, finish: Finish) -> str:
@@ -153,7 +157,10 @@ def cancel(settings: Settings, store: JobStore, job_id: str, reason: str) -> Job
         state = engine.finish(planner.state(record), Finish(status="cancelled", reason=reason))
         result = engine.result(state)
         result |= {"job_id": job_id, "simulated": bool(result.get("simulated")), "round": record.round}
-        stored = store.deliver_at(job_id, record.version, result)
+        # A callback must fire though this caller may fail to publish its suture.deliver: the job
+        # stays due on the watchdog's list until a delivery has fired it.
+        due_s = time.time() if record.spec.get("callback") else None
+        stored = store.deliver_at(job_id, record.version, result, due_s=due_s)
         if stored is not None:
             return record if stored else None
 

@@ -27,6 +27,7 @@ reply is dropped).
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 from config.settings import Settings, load_settings
 from workers.store import FINAL_STATUSES, JobRecord, JobStore, StoreError, get_store
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from tasks.job import JobState
@@ -188,7 +191,8 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
 
     Tasks queued or running for the job find it finished and stop; a model call already in flight
     completes and its reply is dropped. A callback given at enqueue fires once with ``cancelled``,
-    sent by a worker (``suture.deliver``), so this call never waits on a webhook.
+    sent by a worker (``suture.deliver``), so this call never waits on a webhook; with the broker
+    down, the watchdog sends it once the broker is back.
     """
     from workers.delivery import cancel as cancel_job
 
@@ -198,13 +202,12 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
     if record is None:
         return False
     if record.spec.get("callback"):
-        # The result is stored either way: if this publish fails, the cancel stands without its callback.
-        _publish(
-            settings,
-            "suture.deliver",
-            [job_id],
-            consequence=f"job {job_id} is cancelled; its callback was not sent",
-        )
+        try:
+            _publish(settings, "suture.deliver", [job_id])
+        except BrokerUnavailable as exc:
+            # The cancel stands: the job stays due on the watchdog's list, which sends its delivery
+            # (and so the callback) once the broker is back.
+            log.warning("job %s cancelled; its callback waits for the broker: %s", job_id, exc.reason)
     return True
 
 

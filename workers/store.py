@@ -186,15 +186,21 @@ class JobStore(JobReads):
 
     def deliver(self, job_id: str, result: dict[str, Any]) -> bool:
         """Store the final result once; True only for the call that stored it."""
-        return self._store_result(job_id, result, "") == 1
+        return self._store_result(job_id, result, "", "") == 1
 
-    def deliver_at(self, job_id: str, version: int, result: dict[str, Any]) -> bool | None:
-        """``deliver`` a result built from state ``version``: None (nothing stored) if the state moved on."""
-        outcome = self._store_result(job_id, result, version)
+    def deliver_at(
+        self, job_id: str, version: int, result: dict[str, Any], *, due_s: float | None = None
+    ) -> bool | None:
+        """``deliver`` a result built from state ``version``: None (nothing stored) if the state moved on.
+
+        With ``due_s`` the job stays on the watchdog's list, due then, so its ``suture.deliver`` is
+        sent (and its callback fired) even if the caller cannot publish it.
+        """
+        outcome = self._store_result(job_id, result, version, "" if due_s is None else due_s)
         return None if outcome == -3 else outcome == 1
 
-    def _store_result(self, job_id: str, result: dict[str, Any], version: int | str) -> int:
-        args = [_dumps(result), result["status"], job_id, self._ttl, version]
+    def _store_result(self, job_id: str, result: dict[str, Any], version: int | str, due: float | str) -> int:
+        args = [_dumps(result), result["status"], job_id, self._ttl, version, due]
         keys = [self._job(job_id), self._deadlines(), self._done(job_id)]
         outcome = int(self._call(self._deliver, keys, args))
         if outcome == -1:

@@ -42,15 +42,16 @@ return {added, count, claimed}
 """
 
 # KEYS: job, deadlines, done channel; ARGV: result, status, job id, ttl_s, the state version the result
-# was built from ('' any). Returns 1 stored, 0 a result was there already, -1 no such job, -3 the
-# state moved on from that version (build the result again).
+# was built from ('' any), a time the job stays due at on the watchdog's list ('' none: it leaves the
+# list). Returns 1 stored, 0 a result was there already, -1 no such job, -3 the state moved on from
+# that version (build the result again).
 DELIVER = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return 0 end
 if ARGV[5] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'version')) ~= tonumber(ARGV[5]) then return -3 end
 redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-redis.call('ZREM', KEYS[2], ARGV[3])
+if ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[3]) else redis.call('ZREM', KEYS[2], ARGV[3]) end
 redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1
 """

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.fixtures.redis_server import free_port
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver
 from workers.celery_app import configure
@@ -93,6 +94,30 @@ def test_a_queued_job_cancelled_before_any_worker_runs_makes_no_model_call(
     # And the watchdog no longer watches it
     store = get_store(stack.settings)
     assert store.redis.zscore(Keys(store.prefix).deadlines(), handle.id) is None
+
+
+def test_a_job_cancelled_while_the_broker_is_unreachable_still_calls_back_once(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    # Given a job with a webhook whose model call is in flight, and a producer that cannot reach the broker
+    model = scripted_model(questions=4, latency_s=2.0)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    stack.start_worker(concurrency=4)
+    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
+    wait_for(lambda: model.in_flight["now"] == 1)
+    cut_off = stack.settings.model_copy(update={"broker_url": f"redis://127.0.0.1:{free_port()}/0"})
+    # When that producer cancels it
+    assert cancel(handle.id, "no broker here", settings=cut_off) is True
+    # Then the cancel stands, and the watchdog sends its delivery: the webhook fires once
+    assert handle.result(timeout_s=1)["status"] == "cancelled"
+    wait_for(lambda: webhook_receiver.received == {handle.id: 1})
+    store = get_store(stack.settings)
+    wait_for(lambda: store.redis.zscore(Keys(store.prefix).deadlines(), handle.id) is None)
+    time.sleep(2 * stack.settings.worker.watchdog_interval_s)  # a later sweep sends nothing more
+    assert webhook_receiver.received == {handle.id: 1} and model.requests == {"full": 1, "slice": 0}
 
 
 def test_only_an_unfinished_job_can_be_cancelled(
