@@ -30,7 +30,7 @@ from kombu.exceptions import OperationalError
 from config.settings import Settings, load_settings
 from tasks.calls import ModelCall, ModelReply
 from tasks.job import JobState
-from workers.celery_app import CONTROL_QUEUE, MODEL_QUEUE, TASK_QUEUES, app, configure
+from workers.celery_app import CONTROL_QUEUE, MODEL_QUEUE, TASK_QUEUES, app, configure, waiting_messages
 from workers.flow import Flow
 from workers.store import StoreUnavailable, get_store
 
@@ -128,15 +128,8 @@ class CeleryDispatcher:
         _send("suture.merge", job_id, n)
 
     def waiting(self) -> int | None:
-        # Declaring a queue as Celery declares it reports its ready messages, on Redis (the list's
-        # length) and AMQP alike; it creates nothing a worker would not (a passive declare fails on
-        # a Redis broker no worker has consumed from yet).
         try:
-            with app.connection_for_write() as connection:
-                channel = connection.default_channel
-                return sum(
-                    app.amqp.queues[q].bind(channel).queue_declare().message_count for q in WATCHED_QUEUES
-                )
+            return sum(waiting_messages(WATCHED_QUEUES).values())
         except Exception as exc:  # the broker is down or the queue unknown: the watchdog waits
             log.info("cannot count waiting messages: %s", type(exc).__name__)
             return None

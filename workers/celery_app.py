@@ -146,6 +146,18 @@ def configure(settings: Settings) -> Celery:
     return app
 
 
+def waiting_messages(queues: tuple[str, ...] = (MODEL_QUEUE, CONTROL_QUEUE)) -> dict[str, int]:
+    """Messages ready in each of ``queues``, not yet taken by a worker; raises if the broker is unreachable.
+
+    Declaring a queue as Celery declares it reports its ready messages, on Redis (the list's length)
+    and AMQP alike; it creates nothing a worker would not (a passive declare fails on a Redis broker
+    no worker has consumed from yet).
+    """
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        return {q: int(app.amqp.queues[q].bind(channel).queue_declare().message_count) for q in queues}
+
+
 def _drop_connections() -> None:
     """Forget pooled broker/backend connections so a re-configured app uses its new URLs.
 

@@ -43,6 +43,14 @@ class Watchlist:
         ids = guarded(lambda: self._r.zrangebyscore(deadlines, "-inf", now_s, 0, limit))
         return [str(i) for i in ids]
 
+    def counts(self, now_s: float) -> dict[str, int]:
+        """How many jobs are unfinished (on the deadlines list), and how many of them are past their deadline."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zcard(self._keys.deadlines())
+        pipe.zcount(self._keys.deadlines(), "-inf", now_s)
+        unfinished, overdue = guarded(pipe.execute)
+        return {"unfinished": int(unfinished), "past_deadline": int(overdue)}
+
     def forget(self, job_id: str) -> None:
         """Drop a job from the deadlines (it expired or was delivered)."""
         guarded(lambda: self._r.zrem(self._keys.deadlines(), job_id))

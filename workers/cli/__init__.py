@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "trace": "workers.cli.jobs_cmd",
     "resume": "workers.cli.jobs_cmd",
     "cancel": "workers.cli.jobs_cmd",
+    "stats": "workers.cli.stats_cmd",
     "worker": "workers.cli.worker_cmd",
     "up": "workers.cli.up_cmd",
     "batch": "workers.cli.batch_cmd",
