@@ -72,6 +72,33 @@ def test_a_job_cancelled_during_its_model_call_stays_cancelled_and_calls_back_on
     wait_for(lambda: webhook_receiver.received == {handle.id: 1})
 
 
+def test_a_job_cancelled_during_its_surgical_round_keeps_the_applied_attempt_and_merges_nothing(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    webhook_receiver: WebhookReceiver,
+) -> None:
+    # Given a slow model whose first reply leaves 3 questions to repair, and the job's 3 slices in flight
+    model = scripted_model(questions=4, imbalanced=3, latency_s=2.0)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    stack.start_worker(concurrency=4)
+    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
+    wait_for(lambda: model.in_flight["now"] == 3)  # only the 3 slices are ever in flight together
+    # When it is cancelled
+    assert handle.cancel("enough") is True
+    # Then its result keeps the applied full attempt and nothing of the round in flight
+    result = handle.result(timeout_s=1)
+    assert (result["status"], result["reason"], result["output"]) == ("cancelled", "enough", None)
+    assert [a["mode"] for a in result["attempts"]] == ["full"]
+    # And when the slices came back, the merge they claimed ran, found the job finished, applied nothing
+    store = get_store(stack.settings)
+    flags = Keys(store.prefix).flags(handle.id)
+    wait_for(lambda: store.redis.hget(flags, "unfinished:merge:2") == "0")
+    assert handle.result(timeout_s=1) == result and store.load(handle.id).version == 1
+    wait_for(lambda: webhook_receiver.received == {handle.id: 1})
+    assert model.requests == {"full": 1, "slice": 3}
+
+
 def test_a_queued_job_cancelled_before_any_worker_runs_makes_no_model_call(
     celery_stack: Callable[..., CeleryStack],
     scripted_model: Callable[..., Any],
