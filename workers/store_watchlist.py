@@ -44,7 +44,11 @@ class Watchlist:
         return [str(i) for i in ids]
 
     def counts(self, now_s: float) -> dict[str, int]:
-        """How many jobs are unfinished (on the deadlines list), and how many of them are past their deadline."""
+        """How many jobs are on the deadlines list, and how many of them are past their deadline.
+
+        The list holds the unfinished jobs, and for a moment a cancelled job whose callback has not
+        gone out yet (``workers.delivery.cancel``): it counts as unfinished until that delivery ran.
+        """
         pipe = self._r.pipeline(transaction=False)
         pipe.zcard(self._keys.deadlines())
         pipe.zcount(self._keys.deadlines(), "-inf", now_s)
