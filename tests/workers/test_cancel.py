@@ -7,8 +7,6 @@ fires once.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -17,25 +15,28 @@ import pytest
 
 from tests.fixtures.redis_server import free_port
 from tests.fixtures.scripted_model import document
-from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver
+from tests.fixtures.workers import CeleryStack, WebhookReceiver, wait_for
 from workers.celery_app import configure
-from workers.producer import cancel, enqueue
+from workers.producer import JobHandle, cancel, enqueue
 from workers.store import get_store
 from workers.store_keys import Keys
 
 pytestmark = pytest.mark.integration
 
 
-def run_cli(stack: CeleryStack, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "workers", *args]
-    return subprocess.run(command, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=60)
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
+def job_in_flight(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    webhook_receiver: WebhookReceiver,
+) -> tuple[Any, CeleryStack, JobHandle]:
+    """A slow model (2 s a call), a worker, and a job with a webhook whose first model call is in flight."""
+    model = scripted_model(questions=4, latency_s=2.0)
+    stack = celery_stack(model.base_url)
+    configure(stack.settings)
+    stack.start_worker(concurrency=4)
+    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
+    wait_for(lambda: model.in_flight["now"] == 1)
+    return model, stack, handle
 
 
 def test_a_job_cancelled_during_its_model_call_stays_cancelled_and_calls_back_once(
@@ -44,14 +45,9 @@ def test_a_job_cancelled_during_its_model_call_stays_cancelled_and_calls_back_on
     webhook_receiver: WebhookReceiver,
 ) -> None:
     # Given a slow model, a worker, and a job whose first model call is in flight
-    model = scripted_model(questions=4, latency_s=2.0)
-    stack = celery_stack(model.base_url)
-    configure(stack.settings)
-    stack.start_worker(concurrency=4)
-    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
-    wait_for(lambda: model.in_flight["now"] == 1)
+    model, stack, handle = job_in_flight(celery_stack, scripted_model, webhook_receiver)
     # When it is cancelled from the CLI with a reason
-    done = run_cli(stack, "cancel", handle.id, "--reason", "the course was withdrawn")
+    done = stack.cli("cancel", handle.id, "--reason", "the course was withdrawn")
     # Then the result is there at once: cancelled, with the reason, no output and no attempt yet
     assert (done.returncode, done.stdout) == (0, "cancelled\n"), done.stderr
     result = handle.result(timeout_s=1)
@@ -129,12 +125,7 @@ def test_a_job_cancelled_while_the_broker_is_unreachable_still_calls_back_once(
     webhook_receiver: WebhookReceiver,
 ) -> None:
     # Given a job with a webhook whose model call is in flight, and a producer that cannot reach the broker
-    model = scripted_model(questions=4, latency_s=2.0)
-    stack = celery_stack(model.base_url)
-    configure(stack.settings)
-    stack.start_worker(concurrency=4)
-    handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
-    wait_for(lambda: model.in_flight["now"] == 1)
+    model, stack, handle = job_in_flight(celery_stack, scripted_model, webhook_receiver)
     cut_off = stack.settings.model_copy(update={"broker_url": f"redis://127.0.0.1:{free_port()}/0"})
     # When that producer cancels it
     assert cancel(handle.id, "no broker here", settings=cut_off) is True
@@ -160,11 +151,11 @@ def test_only_an_unfinished_job_can_be_cancelled(
     assert delivered["status"] == "delivered"
     # When it is cancelled / Then nothing changes: False from the API, exit 1 and one line from the CLI
     assert cancel(handle.id, settings=stack.settings) is False
-    done = run_cli(stack, "cancel", handle.id)
+    done = stack.cli("cancel", handle.id)
     assert done.returncode == 1 and done.stdout == "", done.stderr
     assert done.stderr == f"suture: job {handle.id} had already finished (delivered); nothing changed\n"
     assert handle.result(timeout_s=1) == delivered
     # And an unknown job is a clear error (exit 2, one line, no traceback)
-    unknown = run_cli(stack, "cancel", "nope")
+    unknown = stack.cli("cancel", "nope")
     assert unknown.returncode == 2 and "no such job: nope" in unknown.stderr
     assert unknown.stderr.count("\n") == 1 and "Traceback" not in unknown.stderr

@@ -105,20 +105,15 @@ def test_producer_import_starts_nothing() -> None:
     assert done.returncode == 0, done.stderr.decode()
 
 
-def run_cli(stack: CeleryStack, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "workers", *args]
-    return subprocess.run(command, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=60)
-
-
 def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack, tmp_path: Path) -> None:
     source = tmp_path / "doc.txt"
     source.write_text(DOCUMENT)
-    enqueued = run_cli(stack, "enqueue", str(source), "--questions", "2", "--idempotency-key", "k")
+    enqueued = stack.cli("enqueue", str(source), "--questions", "2", "--idempotency-key", "k")
     assert enqueued.returncode == 0, enqueued.stderr
     job_id = enqueued.stdout.strip()
     assert enqueued.stdout == f"{job_id}\n" and len(job_id) == 32
-    assert run_cli(stack, "status", job_id).stdout == "queued\n"
-    assert run_cli(stack, "enqueue", str(source), "--idempotency-key", "k").stdout.strip() == job_id
+    assert stack.cli("status", job_id).stdout == "queued\n"
+    assert stack.cli("enqueue", str(source), "--idempotency-key", "k").stdout.strip() == job_id
 
 
 @pytest.mark.parametrize(
@@ -130,7 +125,7 @@ def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack,
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(stack: CeleryStack, args: tuple[str, ...], message: str) -> None:
-    done = run_cli(stack, *args)
+    done = stack.cli(*args)
     assert done.returncode == 2
     assert message in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
@@ -181,7 +176,7 @@ def test_cli_enqueue_with_the_broker_down_exits_2_with_one_line(
 ) -> None:
     source = tmp_path / "doc.txt"
     source.write_text(DOCUMENT)
-    done = run_cli(broker_down[0], "enqueue", str(source))
+    done = broker_down[0].cli("enqueue", str(source))
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("suture: message broker unavailable: ") and done.stderr.count("\n") == 1

@@ -3,34 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from tests.fixtures.scripted_model import document
-from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver
+from tests.fixtures.workers import CeleryStack, WebhookReceiver, wait_for
 from workers.celery_app import configure
 from workers.producer import NotResumable, enqueue, resume
 
 pytestmark = pytest.mark.integration
 
 FEEDBACK = "Make every wrong option as long and detailed as the right one."
-
-
-def run_cli(stack: CeleryStack, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "workers", *args]
-    return subprocess.run(command, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=60)
-
-
-def wait_for(condition: Callable[[], bool], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("simulated", [False, True])
@@ -58,7 +43,7 @@ def test_a_soft_delivered_job_resumed_with_feedback_is_delivered_with_its_histor
     assert (first["status"], first["round"], first["simulated"]) == ("soft_delivered", 0, simulated)
     wait_for(lambda: webhook_receiver.received == {handle.id: 1})
     # When a person resumes it from the CLI
-    resumed = run_cli(stack, "resume", handle.id, "--feedback", FEEDBACK)
+    resumed = stack.cli("resume", handle.id, "--feedback", FEEDBACK)
     assert (resumed.returncode, resumed.stdout) == (0, f"{handle.id}\n"), resumed.stderr
     result = handle.result(timeout_s=60)
     # Then it is delivered in round 1: the chain restarted at nano, with the feedback in the prompt
@@ -72,7 +57,7 @@ def test_a_soft_delivered_job_resumed_with_feedback_is_delivered_with_its_histor
     assert len(model.feedback_prompts) == 1 and FEEDBACK in model.feedback_prompts[0]
     # And the earlier result is history, the trace spans both rounds, the webhook fired once per round
     assert handle.history() == [first]
-    assert [a["round"] for a in json.loads(run_cli(stack, "trace", handle.id).stdout)] == [0, 0, 1]
+    assert [a["round"] for a in json.loads(stack.cli("trace", handle.id).stdout)] == [0, 0, 1]
     wait_for(lambda: webhook_receiver.received == {handle.id: 2})
 
 
@@ -94,7 +79,7 @@ def test_only_a_soft_delivered_job_can_be_resumed(
         (("resume", handle.id, "--feedback", "  "), "feedback is empty"),
         (("resume", "nope", "--feedback", FEEDBACK), "no such job: nope"),
     ]:
-        done = run_cli(stack, *args)
+        done = stack.cli(*args)
         assert done.returncode == 2 and message in done.stderr, done.stderr
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert handle.history() == []

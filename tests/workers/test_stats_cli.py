@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -13,7 +11,7 @@ import pytest
 
 from tests.fixtures.redis_server import free_port
 from tests.fixtures.scripted_model import document
-from tests.fixtures.workers import REPO, CeleryStack
+from tests.fixtures.workers import CeleryStack
 from workers.celery_app import configure
 from workers.producer import enqueue
 
@@ -21,8 +19,7 @@ pytestmark = pytest.mark.integration
 
 
 def stats(stack: CeleryStack, **env: str) -> tuple[int, Any, str]:
-    command = [sys.executable, "-m", "workers", "stats"]
-    done = subprocess.run(command, cwd=REPO, env=stack.env | env, capture_output=True, text=True, timeout=60)
+    done = stack.cli("stats", **env)
     return done.returncode, json.loads(done.stdout) if done.stdout else None, done.stderr
 
 
