@@ -7,6 +7,8 @@ COPY config ./config
 COPY contracts ./contracts
 COPY tasks ./tasks
 COPY workers ./workers
+# suture/ is the package root: the public API and links to the four folders above (one import name).
+COPY suture ./suture
 RUN pip install --no-cache-dir . && useradd --create-home suture
 
 USER suture

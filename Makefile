@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check bench soak clean
+.PHONY: run test check bench soak clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,13 +15,28 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/suture batch examples/ --out out/
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -m "not soak"
+
+# The review pages are tested in Debian's Chromium (Playwright drives it; no browser is downloaded).
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "no $(CHROMIUM), and not root with apt-get: the browser tests will fail (install chromium)"; \
+	  fi; \
+	fi
 
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/deptry .
+	$(BIN)/lint-imports --no-logo
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
@@ -30,4 +45,4 @@ soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak tests/reliability
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

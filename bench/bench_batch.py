@@ -63,7 +63,7 @@ def run_size(sections: int, per_doc: int) -> dict[str, float]:
             "SUTURE_BATCH__SECTION_MAX_CHARS": str(SECTION_CHARS),
             "SUTURE_BATCH__SECTION_MIN_CHARS": "0",
         }
-        argv = [sys.executable, "-m", "workers", "batch", str(corpus), "--out", str(out), "--questions", "3"]
+        argv = [sys.executable, "-m", "suture", "batch", str(corpus), "--out", str(out), "--questions", "3"]
         rss_mb, wall_s, code = peak_rss_mb(argv, env)
         if code != 0:
             raise SystemExit(f"batch of {sections} failed (exit {code})")

@@ -34,7 +34,7 @@ from bench.celery_report import ROUNDS, TITLE, report
 from tests.fixtures.scripted_model import document
 
 if os.environ.get("SUTURE_BENCH_WORKER"):  # imported by `celery -A bench.bench_celery worker`
-    from workers.celery import app
+    from suture.workers.celery import app
 
     @app.task(name="bench.noop", ignore_result=False)
     def noop(*_: Any) -> None:
@@ -57,7 +57,7 @@ def _job_calls() -> tuple[Any, dict[str, Any]]:
     global _JOB_CALLS
     with _JOB_CALLS_LOCK:
         if _JOB_CALLS is None:
-            from config.settings import load_settings
+            from suture.config.settings import load_settings
 
             _JOB_CALLS = job_calls(load_settings())
         return _JOB_CALLS
@@ -70,10 +70,10 @@ _JOB_CALLS_LOCK = threading.Lock()
 def job_calls(settings: Any) -> tuple[Any, dict[str, Any]]:
     """A model client and the calls of one bench job, as the engine builds them: ``full`` and, if the
     model's first reply leaves failures, the surgical round's slices ``0``, ``1``, ... (pointer order)."""
-    from tasks import engine
-    from tasks.job import EngineOptions, JobSpec, RunFull, RunSurgical
-    from tasks.policy import load_policy
-    from workers.model_client import ModelClient
+    from suture.tasks import engine
+    from suture.tasks.job import EngineOptions, JobSpec, RunFull, RunSurgical
+    from suture.tasks.policy import load_policy
+    from suture.workers.model.client import ModelClient
 
     client = ModelClient(settings)
     options = EngineOptions.from_settings(settings)
@@ -119,7 +119,7 @@ def compare(bench: Bench, jobs: int, sides: dict[str, Any], check: Any) -> dict[
 
 def bare_round_trips(n: int) -> float:
     """No-op tasks per second, each sent and its result read back."""
-    from workers.celery_app import MODEL_QUEUE, app
+    from suture.workers.runtime.app import MODEL_QUEUE, app
 
     started = time.perf_counter()
     results = [app.send_task("bench.noop", queue=MODEL_QUEUE) for _ in range(n)]
@@ -130,7 +130,7 @@ def bare_round_trips(n: int) -> float:
 
 def bare_model_calls(n: int) -> float:
     """Bare tasks making a first-pass job's model call per second, each sent and its result read back."""
-    from workers.celery_app import MODEL_QUEUE, app
+    from suture.workers.runtime.app import MODEL_QUEUE, app
 
     started = time.perf_counter()
     results = [app.send_task("bench.model_call", args=["full"], queue=MODEL_QUEUE) for _ in range(n)]
@@ -141,7 +141,7 @@ def bare_model_calls(n: int) -> float:
 
 def bare_chords(n: int) -> float:
     """Chords of 3 no-ops plus a callback per second."""
-    from workers.celery_app import MODEL_QUEUE, app
+    from suture.workers.runtime.app import MODEL_QUEUE, app
 
     noop_sig = app.signature("bench.noop", queue=MODEL_QUEUE)
     body = app.signature("bench.callback", queue="suture.control")
@@ -157,7 +157,7 @@ def bare_model_chords(n: int) -> float:
     3 tasks making the slice calls plus a callback."""
     from celery import chain
 
-    from workers.celery_app import MODEL_QUEUE, app
+    from suture.workers.runtime.app import MODEL_QUEUE, app
 
     full = app.signature("bench.model_call", args=["full"], queue=MODEL_QUEUE, immutable=True)
     header = [
@@ -201,7 +201,7 @@ def _chain_result(result: Any, timeout_s: float = 120) -> Any:
 
 def suture_jobs(n: int, settings: Any, questions: int) -> tuple[float, list[dict[str, Any]]]:
     """suture jobs per second, from enqueue to the stored result."""
-    from workers.producer import enqueue
+    from suture.workers.producer import enqueue
 
     started = time.perf_counter()
     handles = [enqueue("quiz", document(questions), questions=questions, settings=settings) for _ in range(n)]
@@ -265,7 +265,7 @@ def surgical_round(bench: Bench, jobs: int) -> dict[str, Any]:
 
 def model_call_cpu(bench: Bench, calls: int = 300) -> float:
     """CPU ms of one model call (this process's client + the model server), one call at a time."""
-    from config.settings import load_settings
+    from suture.config.settings import load_settings
 
     bench.start(ModelProcess(questions=4))
     client, job = job_calls(load_settings())

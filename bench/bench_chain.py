@@ -26,18 +26,17 @@ from pathlib import Path
 from typing import Any
 
 from bench import machine, write_section
-from config.settings import Settings, load_settings
-from contracts.registry import get_contract
-from tasks.engine import EngineOptions, JobSpec, RunFull, RunSurgical, apply_full, next_action, start
-from tasks.policy import Policy, Step, StepContext, load_policy
-from tasks.runner import run_inline
-from tasks.surgery import enclosing_item
-from workers.model_client import ModelClient
-from workers.simulator import start_simulator
+from suture.config.settings import Settings, load_settings
+from suture.contracts.registry import get_contract
+from suture.tasks.engine import EngineOptions, JobSpec, RunFull, RunSurgical, apply_full, next_action, start
+from suture.tasks.policy import Policy, Step, StepContext, load_policy
+from suture.tasks.runner import run_inline
+from suture.tasks.surgery import enclosing_item
+from suture.workers.model.client import ModelClient
+from suture.workers.simulator import start_simulator
 
 QUESTIONS = 15
 KS = (1, 2, 3, 4)
-PRESERVE = ("correct_answer_index", "correct_answer_text")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SENTENCE = re.compile(r"[A-Z][^.!?]{30,}[.!?]")
 SEED_000 = (
@@ -117,9 +116,7 @@ def _surgery_for_doc(client: ModelClient, settings: Settings, i: int, source: st
     for k in KS:
         if len(targetable) < k:
             continue
-        step = Step(
-            mode="surgical", model="gpt-5-nano", when=lambda ctx: True, target=first_k(k), preserve=PRESERVE
-        )
+        step = Step(mode="surgical", model="gpt-5-nano", when=lambda ctx: True, target=first_k(k))
         policy = Policy(name=f"bench-k{k}", steps=(base.steps[0], step))
         surgical = next_action(state, policy)
         assert isinstance(surgical, RunSurgical) and len(surgical.calls) == k
@@ -214,12 +211,12 @@ def report(runs: list[SurgeryRun], rows: list[QualityRow], args: argparse.Namesp
     lines = [
         f"Machine: {machine()}.",
         "Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile, seed 0, "
-        "reached over HTTP through the real `openai` client (`workers.model_client.ModelClient`).",
+        "reached over HTTP through the real `openai` client (`suture.workers.model.client.ModelClient`).",
         "",
         f"### Surgical repair vs full regeneration (latency scale 1, {args.surgery_docs} documents, 15 questions)",
         "",
         "One full gpt-5-nano@low attempt per document, then a surgical gpt-5-nano@low step repairing k of its "
-        "failing questions (target: the question, preserve: correct answer index and text), slices in parallel. "
+        "failing questions (target: the question; the quiz contract keeps its correct answer text), slices in parallel. "
         "Token budget: completion tokens (incl. reasoning) of the k slices <= 1.5 x k/15 x those of the full "
         "attempt. Latency budget: the step's wall time <= 1.5 x the median latency of one of its slices.",
         "",

@@ -11,9 +11,9 @@ import sys
 from typing import Any
 
 from bench import machine, median_ms, write_section
-from contracts.diff import diff
-from contracts.preserve import merge_with_preserve
-from contracts.quiz import QuizContract
+from suture.contracts.diff import diff
+from suture.contracts.preserve import merge_with_preserve
+from suture.contracts.quiz import QuizContract
 from tests.contracts.quizzes import make_quiz, source_document, text
 
 SIZES = (15, 100, 1000)

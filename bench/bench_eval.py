@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import machine, write_section
-from workers.cli import main as suture
+from suture.workers.cli import main as suture
+from suture.workers.reports.eval_html import overhead
 
 TITLE = "Policy comparison (suture eval)"
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -68,8 +69,8 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
         "request seed = run number; packaged prices and quiz rules.",
         "",
         "| policy | valid | first try | after repair | soft-delivered | failed/refused | $ per valid quiz "
-        "| p50 / p95 s (measured) | p50 / p95 s (÷ scale) | tokens per job |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| repair overhead (median/p90/max) | p50 / p95 s (measured) | p50 / p95 s (÷ scale) | tokens per job |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, p in report["policies"].items():
         cost = p["cost_per_valid_usd"]
@@ -78,7 +79,8 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
         lines.append(
             f"| {name} | {_pct(p['valid_rate'])} | {_pct(p['first_try_rate'])} | {_pct(p['repaired_rate'])} "
             f"| {_pct(p['soft_delivered_rate'])} | {_pct(p['failed_rate'] + p['refused_rate'])} "
-            f"| {'unknown' if cost is None else f'{cost:.5f}'} | {p50:.2f} / {p95:.2f} | {full} "
+            f"| {'unknown' if cost is None else f'{cost:.5f}'} | {overhead(p.get('repair_overhead'))} "
+            f"| {p50:.2f} / {p95:.2f} | {full} "
             f"| {p['tokens']['per_job']} |"
         )
     lines += ["", "Steps (surgical steps costed as the sum of their slice calls):", ""]

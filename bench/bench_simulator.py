@@ -44,7 +44,7 @@ def simulator(latency_scale: float) -> Iterator[str]:
     command = [
         sys.executable,
         "-m",
-        "workers",
+        "suture",
         "simulator",
         "--latency-scale",
         str(latency_scale),

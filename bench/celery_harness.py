@@ -98,8 +98,8 @@ class Bench:
             ]
             command += ["-n", f"bench{i}@%h", "--without-mingle", "--without-gossip", f"--logfile={log}"]
             self.workers.append(subprocess.Popen(command, cwd=REPO, env=env, start_new_session=True))
-        from config.settings import load_settings
-        from workers.celery_app import configure
+        from suture.config.settings import load_settings
+        from suture.workers.runtime.app import configure
 
         settings = load_settings()
         app = configure(settings)
@@ -139,7 +139,7 @@ def _stop_result_consumer() -> None:
     """Stop the result backend's pub/sub reader before its Redis goes (else it retries at exit)."""
     import gc
 
-    from workers.celery_app import app
+    from suture.workers.runtime.app import app
 
     gc.collect()  # pending AsyncResults unsubscribe when collected: let them do it while Redis runs
     consumer = getattr(app.backend, "result_consumer", None)

@@ -1,6 +1,6 @@
 """Typed settings for suture: one object, loaded at the edge with precedence CLI > ENV > YAML > defaults."""
 
-from config.settings import (
+from suture.config.settings import (
     ClientSettings,
     ModelPrice,
     QuizRules,

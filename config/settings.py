@@ -3,8 +3,9 @@
 Precedence (highest first): values passed by the CLI (``overrides``), environment variables
 (``SUTURE_*``, nested with ``__``, plus the conventional ``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
 ``SENTRY_DSN``, ``REDIS_URL``-free), a user YAML file (``--config``, ``$SUTURE_CONFIG`` or
-``./suture.yaml``), and the packaged ``config/defaults.yaml``. The environment is read only
-here, at the edge; everything else receives a ``Settings`` instance.
+``./suture.yaml``; what a file found in the working directory may not do: ``sources``), and the
+packaged ``config/defaults.yaml``. The environment is read only here, at the edge; everything else
+receives a ``Settings`` instance.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
@@ -22,23 +23,23 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+from suture.config.estimates import EstimateSettings
+from suture.config.limit_settings import ReaderLimits
+from suture.config.models import ModelPrice as ModelPrice
+from suture.config.models import ReasoningEffort as ReasoningEffort
+from suture.config.redaction import url_secrets
+from suture.config.service_settings import ApiSettings, SentrySettings, WebhookSettings
+from suture.config.sources import announce, endpoint_problem, find_config_file
+from suture.config.sources import user_config_file as user_config_file  # re-exported (config show)
 
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 class _Section(BaseModel):
     """A settings section; unknown keys are errors, so a misspelled threshold is never silently ignored."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-class ModelPrice(_Section):
-    """USD prices per one million tokens for one model."""
-
-    input_per_1m_usd: float = Field(ge=0)
-    cached_input_per_1m_usd: float = Field(ge=0)
-    output_per_1m_usd: float = Field(ge=0)
 
 
 class QuizRules(_Section):
@@ -54,6 +55,9 @@ class QuizRules(_Section):
     min_questions_for_position_rule: int = Field(4, ge=1)
     forbid_all_none_of_the_above: bool = True
     require_question_mark: bool = True
+    # Two stems sharing at least this share of their distinct words (Jaccard) are duplicates; 1.0 = same words.
+    duplicate_stem_similarity: float = Field(0.85, gt=0.0, le=1.0)
+    forbid_duplicate_questions: bool = True
 
 
 class ClientSettings(_Section):
@@ -85,18 +89,18 @@ class WorkerSettings(_Section):
     watchdog_interval_s: float = Field(30.0, gt=0)
     model_concurrency: int = Field(100, ge=1)
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
-    # How long a job (spec, state, result) and its idempotency key stay in Redis.
     # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
     redis_timeout_s: float = Field(30.0, gt=0)
-    store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)
+    store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)  # a job (spec, state, result) and its key stay in Redis
     # Fully valid outputs kept per batch for example tier 2 of later retries (0: tier 2 off in the cluster).
     accepted_per_batch: int = Field(20, ge=0)
+    metrics_port: int | None = Field(None, ge=0, le=65535)  # Prometheus /metrics (`--metrics-port`)
 
 
 class SimulatorFaults(_Section):
     """Chaos fault shares of the simulated model, each replacing its profile's share when set.
 
-    The names are the simulator's fault kinds (workers.simulator.profiles.FaultRates); None keeps
+    The names are the simulator's fault kinds (suture.workers.simulator.profiles.FaultRates); None keeps
     the profile's share. The simulator rejects shares that add up to more than 1.
     """
 
@@ -114,6 +118,33 @@ class SimulatorFaults(_Section):
         return self.model_dump(exclude_none=True)
 
 
+class ModelRateLimit(_Section):
+    """One model's provider limits: requests and tokens per minute (None: not limited)."""
+
+    rpm: int | None = Field(None, ge=1)
+    tpm: int | None = Field(None, ge=1)
+
+
+class SimulatorBatchApi(_Section):
+    """How the simulator's Batch API behaves (suture.workers.simulator.batches)."""
+
+    # Wall-clock seconds from in_progress to the end of a batch (the latency scale does not apply).
+    delay_s: float = Field(5.0, ge=0)
+    # Share of batches that expire (half their lines done), drawn per input file from the seed.
+    expire_rate: float = Field(0.0, ge=0, le=1)
+    # Share of batch lines answered with a 500 in the batch's error file.
+    line_error_rate: float = Field(0.0, ge=0, le=1)
+    max_batches: int = Field(10_000, ge=1)
+
+
+class SimulatorFiles(_Section):
+    """Caps on the files the simulator keeps in memory (batch inputs, outputs and errors)."""
+
+    max_file_mb: float = Field(200.0, gt=0)
+    max_total_mb: float = Field(1024.0, gt=0)
+    max_files: int = Field(10_000, ge=1)
+
+
 class SimulatorSettings(_Section):
     """Defaults for the in-process simulated model (a simulation, never a real model)."""
 
@@ -125,6 +156,15 @@ class SimulatorSettings(_Section):
     prompt_cache_idle_s: float = Field(300.0, gt=0)
     # 128-token prefix boundaries remembered, least recently used dropped first; 0 turns caching off.
     prompt_cache_max_entries: int = Field(100_000, ge=0)
+    # Per-model provider limits the simulator meters like OpenAI (429 + x-ratelimit-* headers).
+    limits: dict[str, ModelRateLimit] = Field(default_factory=dict)
+    # Chat Completions requests answered at once; more get 503 (bounds the server's memory).
+    max_in_flight: int = Field(10_000, ge=1)
+    # A connection idle (or not sending a whole request head) this long is closed; a body must arrive within.
+    idle_timeout_s: float = Field(15.0, gt=0)
+    read_timeout_s: float = Field(30.0, gt=0)
+    batch_api: SimulatorBatchApi = Field(default_factory=SimulatorBatchApi)
+    files: SimulatorFiles = Field(default_factory=SimulatorFiles)
 
 
 class BatchSettings(_Section):
@@ -140,6 +180,7 @@ class BatchSettings(_Section):
     jobs_in_flight: int = Field(16, ge=1)
     poll_interval_s: float = Field(0.2, gt=0)
     job_timeout_s: float = Field(1800.0, gt=0)
+    reader: ReaderLimits = Field(default_factory=ReaderLimits)  # a PDF is read in a confined process
 
 
 class Settings(BaseSettings):
@@ -166,12 +207,13 @@ class Settings(BaseSettings):
     sentry_dsn: SecretStr | None = Field(
         None, validation_alias=AliasChoices("SUTURE_SENTRY_DSN", "SENTRY_DSN", "sentry_dsn")
     )
-    sentry_environment: str = "production"
+    sentry: SentrySettings = Field(default_factory=SentrySettings)
 
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     quiz: QuizRules = Field(default_factory=QuizRules)
     policies: dict[str, Any] = Field(default_factory=dict)
-    default_policy: str = "default"
+    default_policy: str | None = None  # None: each contract's own (suture.tasks.policy_choice)
+    max_input_tokens: int | None = Field(None, ge=1)
     max_retries: int = Field(2, ge=0, le=5)
     budget_usd: float | None = Field(None, gt=0)
 
@@ -179,54 +221,43 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)
+    estimate: EstimateSettings = Field(default_factory=EstimateSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    webhook: WebhookSettings = Field(default_factory=WebhookSettings)
 
     store_prompts: bool = True
+    # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.
+    max_input_bytes: int = Field(2 * 1024 * 1024, ge=1024)
     first_prompt_example_tokens: int = Field(1000, ge=0)
     retry_example_tokens: int = Field(2000, ge=0)
 
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction (API key, DSN, passwords inside URLs)."""
-        values = [s.get_secret_value() for s in (self.openai_api_key, self.sentry_dsn) if s]
-        for url in (self.broker_url, self.result_backend, self.redis_url):
-            password = _url_password(url)
-            if password:
-                values.append(password)
+        held = [self.openai_api_key, self.sentry_dsn, self.webhook.secret, *self.api.keys]
+        values = [s.get_secret_value() for s in held if s]
+        values += [
+            v for url in (self.broker_url, self.result_backend, self.redis_url) for v in url_secrets(url)
+        ]
         return [v for v in values if v]
-
-
-def _url_password(url: str | None) -> str | None:
-    from urllib.parse import urlsplit
-
-    if not url:
-        return None
-    try:
-        return urlsplit(url).password
-    except ValueError:
-        return None
-
-
-def user_config_file(explicit: str | Path | None, environ: Mapping[str, str]) -> Path | None:
-    """Pick the user YAML: --config, then $SUTURE_CONFIG, then ./suture.yaml if present."""
-    if explicit:
-        return Path(explicit)
-    if environ.get("SUTURE_CONFIG"):
-        return Path(environ["SUTURE_CONFIG"])
-    local = Path("suture.yaml")
-    return local if local.is_file() else None
 
 
 def load_settings(
     config_file: str | Path | None = None, overrides: Mapping[str, Any] | None = None
 ) -> Settings:
     """Build the effective settings: CLI overrides > ENV > user YAML > packaged defaults."""
-    user_yaml = user_config_file(config_file, os.environ)
-    if user_yaml is not None and not user_yaml.is_file():
-        raise ConfigError(f"config file not found: {user_yaml}")
-    settings_cls = _settings_class(user_yaml)
+    found = find_config_file(config_file, os.environ)
+    if found is not None and not found.path.is_file():
+        raise ConfigError(f"config file not found: {found.path}")
+    settings_cls = _settings_class(found.path if found else None)
     try:
-        return settings_cls(**dict(overrides or {}))
+        settings = settings_cls(**dict(overrides or {}))
     except Exception as exc:  # pydantic ValidationError or YAML error: one clear line
         raise ConfigError(f"invalid configuration: {_one_line(exc)}") from exc
+    problem = endpoint_problem(found, overrides or {}, os.environ, settings.openai_api_key is not None)
+    if problem is not None:
+        raise ConfigError(problem)
+    announce(found)
+    return settings
 
 
 def _settings_class(user_yaml: Path | None) -> type[Settings]:

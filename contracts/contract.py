@@ -21,24 +21,32 @@ Decisions documented here (and relied on by tests):
 - Pydantic validates strictly (no ``"3"`` -> ``3`` coercion): model output is untrusted input.
 
 Subclasses set ``name``, ``title`` and ``output_model`` and implement ``rule_failures``,
-``task_instructions``, ``canonical_example`` and ``params``.
+``task_instructions``, ``canonical_example`` and ``params``. A contract also says which job
+parameters it takes (``resolve_params``: the job's values over the settings' defaults, checked,
+complete, JSON-able; what a job stores and is judged by), what a surgical repair must keep per kind
+of target (``invariants``), the smallest slice that can fix a failure (``repair_target``), the
+repairs that need no model (``fixers``), and the retry policy its jobs run when none is named
+(``default_policy``).
 """
 
 from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from contracts.errors import ContractDefinitionError
-from contracts.failure import Failure, Verdict
-from contracts.pointer import exists, format_pointer, get, parent, parse_pointer
-from contracts.strict_schema import strict_schema, sub_schema, template_from_schema
-
-ROOT = "/"  # the pointer of failures that cannot point anywhere (never targetable)
+from suture.config.settings import Settings
+from suture.contracts.decoding import ROOT, decode, schema_failures
+from suture.contracts.errors import ContractDefinitionError
+from suture.contracts.failure import Failure, Verdict
+from suture.contracts.fixer import Fixer
+from suture.contracts.invariants import names_for
+from suture.contracts.pointer import exists, expand, get, is_prefix, join, parent, parse_pointer
+from suture.contracts.strict_schema import strict_schema, sub_schema, template_from_schema
 
 
 class Contract(ABC):
@@ -47,6 +55,49 @@ class Contract(ABC):
     name: ClassVar[str]
     title: ClassVar[str]
     output_model: ClassVar[type[BaseModel]]
+    # What a surgical repair must keep, whatever the policy: a target kind (a pointer whose ``*``
+    # matches any one token) -> the names of the invariants a slice of that kind keeps
+    # (``contracts.invariants``; a name is a pointer pattern relative to the target unless
+    # ``resolve_invariant`` says otherwise). A slice that breaks one is rolled back alone
+    # (``contracts.preserve``).
+    invariants: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    # The retry policy a job of this contract runs when neither the job nor the settings name one.
+    default_policy: ClassVar[str | None] = None
+
+    @classmethod
+    def resolve_params(cls, params: Mapping[str, Any], settings: Settings | None) -> dict[str, Any]:
+        """The job's parameters, complete: ``params`` over ``settings``' defaults (the contract's own
+        without settings), checked. Raises ``ContractParamsError`` naming the value. JSON-able: a job
+        stores them and every worker rebuilds the same contract from them (``from_params``)."""
+        return dict(params)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], source: str | None = None) -> Contract:
+        """The contract for resolved ``params`` and the job's source document (its constructor's keywords)."""
+        constructor: Any = cls  # a subclass's __init__ takes its params and ``source``; the base's takes none
+        return constructor(**params, source=source)
+
+    @classmethod
+    def invariant_names(cls) -> frozenset[str]:
+        """Every invariant name some target kind of this contract keeps (what a policy may name)."""
+        return frozenset(name for names in cls.invariants.values() for name in names)
+
+    def slice_invariants(self, output: Any, target: str) -> list[str]:
+        """The pointers in ``output`` whose values a repair of ``target`` must keep (its kind's invariants)."""
+        found: list[str] = []
+        for name in names_for(self.invariants, target):
+            found += self.resolve_invariant(name, target, output)
+        return list(dict.fromkeys(found))
+
+    def resolve_invariant(self, name: str, target: str, output: Any) -> list[str]:
+        """The pointers invariant ``name`` pins under ``target``: by default ``name`` is a pattern relative
+        to the target; a contract overrides this for an invariant that depends on the output."""
+        return [p for p in expand(output, join(target, name)) if is_prefix(target, p)]
+
+    def repair_target(self, failure: Failure) -> str:
+        """The smallest path whose regeneration can fix ``failure`` (``target: smallest``): its own pointer,
+        unless the contract knows a slice that small cannot fix it (then an enclosing one)."""
+        return failure.pointer
 
     def validate(self, raw: str | bytes | Any, *, finish_reason: str | None = None) -> Verdict:
         """Judge one output; bad output becomes failures, only a broken contract raises."""
@@ -133,6 +184,16 @@ class Contract(ABC):
         """The part of the source document relevant to ``pointer``, or None if there is none."""
         return None
 
+    def fixers(self) -> Mapping[str, Fixer]:
+        """Deterministic repairs by failure code, run before any model step (``contracts.fixer``)."""
+        return {}
+
+    def source_excerpts(self, output: Any, pointer: str) -> list[str] | None:
+        """What a slice prompt for ``pointer`` carries of the source: its excerpt(s), or None when the
+        slice needs the whole document (no excerpt found, or the contract says so by returning None)."""
+        excerpt = self.source_excerpt(output, pointer)
+        return None if excerpt is None else [excerpt]
+
     def schema_template(self) -> dict[str, Any]:
         """A placeholder output generated from the schema (example tier 3)."""
         template = template_from_schema(self.response_schema())
@@ -159,129 +220,6 @@ def _slice_schema_text(schema_text: str, pointer: str) -> str:
         "additionalProperties": False,
     }
     return json.dumps(slice_schema)
-
-
-def decode(raw: str | bytes) -> tuple[Any, list[Failure]]:
-    """Parse JSON text; returns the value and the failures (parse, truncated, empty, duplicate_key)."""
-    if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            message = (
-                f"The output is not valid UTF-8 (bad byte at position {exc.start}); write plain UTF-8 JSON."
-            )
-            return None, [_failure("parse", ROOT, "invalid_utf8", message)]
-    if not raw.strip():
-        return None, [_failure("empty", ROOT, "empty_output", "The output is empty; write one JSON object.")]
-    duplicates: list[tuple[int, str]] = []
-    try:
-        data = json.loads(raw, object_pairs_hook=_pairs_hook(duplicates), parse_constant=_reject_constant)
-    except _NonFiniteNumber as exc:
-        message = f"The output contains {exc.token}, which is not valid JSON; use a number or null."
-        return None, [_failure("parse", ROOT, "non_finite_number", message)]
-    except json.JSONDecodeError as exc:
-        return None, [_decode_failure(raw, exc)]
-    except RecursionError:
-        return None, [_failure("parse", ROOT, "invalid_json", "The output is nested too deeply to parse.")]
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        message = (
-            f"The output is not usable JSON ({' '.join(str(exc).split())[:120]}); write plain JSON values."
-        )
-        return None, [_failure("parse", ROOT, "invalid_json", message)]
-    return data, _duplicate_failures(data, duplicates) if duplicates else []
-
-
-def schema_failures(model: type[BaseModel], data: Any) -> list[Failure]:
-    """Pydantic's strict validation errors as ``schema`` failures with pointers from ``loc``."""
-    try:
-        model.model_validate(data, strict=True)
-    except ValidationError as exc:
-        return [_schema_failure(error) for error in exc.errors(include_url=False)]
-    return []
-
-
-def _schema_failure(error: Any) -> Failure:
-    loc = tuple(error["loc"])
-    pointer = format_pointer(loc) or ROOT
-    kind = error["type"]
-    where = f"The value at {pointer}" if loc else "The output"
-    if kind == "missing":
-        message = f"{where} is missing; add it."
-    elif kind == "extra_forbidden":
-        message = f"{where} is not part of the schema; remove it."
-    else:
-        detail = str(error["msg"])
-        message = f"{where} is invalid: {detail[:1].lower() + detail[1:]}."
-    return _failure("schema", pointer, f"schema_{kind}", message)
-
-
-def _decode_failure(raw: str, exc: json.JSONDecodeError) -> Failure:
-    rest = raw[exc.pos :].strip()
-    ends_early = (
-        exc.msg.startswith("Unterminated string")
-        or not rest
-        or (
-            exc.msg.startswith("Expecting value")
-            and any(word.startswith(rest) for word in ("true", "false", "null"))
-        )
-    )
-    if ends_early:
-        message = "The JSON ends before it is complete (cut off); write the whole object."
-        return _failure("truncated", ROOT, "truncated_json", message)
-    message = (
-        f"The output is not valid JSON: {exc.msg.lower()} at line {exc.lineno}, "
-        f"column {exc.colno} (character {exc.pos})."
-    )
-    return _failure("parse", ROOT, "invalid_json", message)
-
-
-class _NonFiniteNumber(ValueError):
-    """NaN or Infinity met while decoding (Python accepts them; JSON does not)."""
-
-    def __init__(self, token: str) -> None:
-        self.token = token
-        super().__init__(f"{token} is not valid JSON")
-
-
-def _reject_constant(token: str) -> Any:
-    raise _NonFiniteNumber(token)
-
-
-def _pairs_hook(duplicates: list[tuple[int, str]]) -> Any:
-    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj = dict(pairs)
-        if len(obj) != len(pairs):
-            seen: set[str] = set()
-            for key, _ in pairs:
-                if key in seen:
-                    duplicates.append((id(obj), key))
-                seen.add(key)
-        return obj
-
-    return build
-
-
-def _duplicate_failures(data: Any, duplicates: list[tuple[int, str]]) -> list[Failure]:
-    # The hook only knows the object, not where it sits; find its pointer by walking the document.
-    where: dict[int, str] = {}
-    _index_objects(data, [], where)
-    failures = []
-    for obj_id, key in dict.fromkeys(duplicates):
-        pointer = where.get(obj_id, "") + format_pointer([key])
-        message = f"The key {key!r} appears more than once at {pointer}; keep exactly one."
-        failures.append(_failure("schema", pointer, "duplicate_key", message))
-    return failures
-
-
-def _index_objects(value: Any, path: list[str], where: dict[int, str]) -> None:
-    stack: list[tuple[Any, list[str]]] = [(value, path)]
-    while stack:
-        item, at = stack.pop()
-        if isinstance(item, dict):
-            where[id(item)] = format_pointer(at)
-            stack.extend((child, [*at, str(key)]) for key, child in item.items())
-        elif isinstance(item, list):
-            stack.extend((child, [*at, str(index)]) for index, child in enumerate(item))
 
 
 def _has_text(value: Any) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 import jsonpatch
 from jsonpointer import JsonPointerException
 
-from contracts.errors import PointerError
+from suture.contracts.errors import PointerError
 
 
 def diff(a: Any, b: Any) -> list[dict[str, Any]]:

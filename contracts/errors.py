@@ -3,10 +3,14 @@
 ContractError                 base of this package's exceptions
 ├── PointerError              a JSON Pointer that is malformed or does not resolve in a document
 ├── ContractDefinitionError   a broken contract (bad rule, bad schema): a bug, not bad output
-└── UnknownContractError      no contract is registered under the requested name
+├── UnknownContractError      no contract is registered under the requested name
+└── ContractParamsError       a job's parameters that the contract cannot take (names the value)
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 
 class ContractError(Exception):
@@ -39,3 +43,20 @@ class UnknownContractError(ContractError):
         self.known = list(known or [])
         choices = f" (known: {', '.join(self.known)})" if self.known else ""
         super().__init__(f"unknown contract {name!r}{choices}")
+
+
+class ContractParamsError(ContractError):
+    """A job's parameter the contract cannot take: unknown, of the wrong type, or out of bounds."""
+
+    def __init__(
+        self, contract: str, param: str, value: Any, problem: str, known: Sequence[str] = ()
+    ) -> None:
+        self.contract = contract
+        self.param = param
+        self.value = value
+        self.problem = problem
+        self.known = list(known)
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else shown[:77] + "..."
+        choices = f" (known: {', '.join(self.known)})" if self.known else ""
+        super().__init__(f"contract {contract!r}, parameter {param!r} = {shown}: {problem}{choices}")

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from contracts.failure import Failure
+from suture.contracts.failure import Failure
 
 Tier = Literal[1, 2, 3]
 STRUCTURE_KINDS: frozenset[str] = frozenset({"parse", "truncated", "empty", "schema"})

@@ -14,7 +14,7 @@ Conventions:
 - Results share unchanged subtrees with their input (only the containers along the path are
   copied, and the spliced value is deep-copied); treat documents as immutable values.
 
-Errors: every bad pointer raises ``contracts.errors.PointerError`` naming the pointer and why.
+Errors: every bad pointer raises ``suture.contracts.errors.PointerError`` naming the pointer and why.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from jsonpointer import JsonPointer, JsonPointerException, escape
 
-from contracts.errors import PointerError
+from suture.contracts.errors import PointerError
 
 WILDCARD = "*"
 

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from contracts.failure import Failure
-from contracts.pointer import exists, expand, get, is_prefix, join, merge, splice
+from suture.contracts.failure import Failure
+from suture.contracts.pointer import exists, expand, get, is_prefix, join, merge, splice
 
 _MISSING = object()
 

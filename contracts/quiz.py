@@ -18,41 +18,54 @@ answer_text_mismatch        /questions/i/correct_answer_text     text != options
 imbalanced_options          /questions/i/options                 correct option conspicuously the longest
 quote_not_in_source         /questions/i/source_quote            quote absent from the source (spaces folded)
 answer_position_skew        /questions/i (each one to move)      a position holds too many correct answers
+duplicate_question          /questions/i (the later one)         its stem repeats an earlier question's (same
+                                                                 or nearly the same words; configurable)
 empty_output                /                                    nothing, ``{}``, no questions, blank text
 ==========================  ===================================  =========================================
 
-Thresholds come from ``config.settings.QuizRules`` (defaults documented in config/defaults.yaml).
+Thresholds are ``QuizRules`` (config/defaults.yaml); a job's parameters are ``quiz_params``' to resolve.
 For ``answer_position_skew`` the questions to move are, per over-represented position, the *last*
-ones holding it, just enough to bring its share within the limit: deterministic and minimal.
+ones holding it, just enough to bring its share within the limit: deterministic and minimal. That
+code has a deterministic fixer (``fixers``, ``quiz_fixers``): the options are reordered, no model call.
+For ``duplicate_question`` the later of two similar questions is the one to regenerate, so the
+first wording stays; similarity is ``suture.contracts.similarity`` (shared words, threshold
+``duplicate_stem_similarity``).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from config.settings import QuizRules
-from contracts.contract import Contract
-from contracts.errors import ContractDefinitionError
-from contracts.failure import Failure
-from contracts.pointer import exists, get, parse_pointer
-from contracts.quiz_example import canonical_quiz
-from contracts.quiz_model import Question, Quiz
-from contracts.source import SourceText
+from suture.config.settings import QuizRules, Settings
+from suture.contracts.errors import ContractDefinitionError
+from suture.contracts.failure import Failure
+from suture.contracts.quiz_example import canonical_quiz
+from suture.contracts.quiz_model import Question, Quiz
+from suture.contracts.quiz_params import resolve_quiz_params
+from suture.contracts.quiz_repair import QuizRepair
+from suture.contracts.similarity import repeats
+from suture.contracts.source import SourceText
 
 ALL_NONE_OF_THE_ABOVE = re.compile(
     r"\b(all|none|both|neither)\s+of\s+(the\s+)?(above|options|answers|choices)\b", re.IGNORECASE
 )
-EXCERPT_MARGIN_CHARS = 200  # each side of the quote: ~400 characters of surroundings in all
 
 
-class QuizContract(Contract):
+class QuizContract(QuizRepair):
     """Exactly N questions of K options, each answer consistent, balanced and quoted from the source."""
 
     name = "quiz"
     title = "Quiz"
     output_model = Quiz
+    default_policy: ClassVar[str | None] = "default"
+
+    @classmethod
+    def resolve_params(cls, params: Mapping[str, Any], settings: Settings | None) -> dict[str, Any]:
+        """``{"questions": N, "rules": {...}}``: the job's values over the settings' quiz rules, checked."""
+        return resolve_quiz_params(params, settings)
 
     def __init__(
         self, questions: int = 15, source: str | None = None, rules: QuizRules | dict[str, Any] | None = None
@@ -104,6 +117,7 @@ class QuizContract(Contract):
         for index, question in enumerate(quiz.questions):
             failures += self._question_failures(index, question)
         failures += self._position_failures(quiz)
+        failures += self._duplicate_failures(quiz)
         return failures
 
     def _question_failures(self, i: int, q: Question) -> list[Failure]:
@@ -190,6 +204,21 @@ class QuizContract(Contract):
             for i, position, count in sorted(to_move)
         ]
 
+    def _duplicate_failures(self, quiz: Quiz) -> list[Failure]:
+        if not self.rules.forbid_duplicate_questions:
+            return []
+        stems = [q.question for q in quiz.questions]
+        found = repeats(stems, self.rules.duplicate_stem_similarity)
+        return [
+            _rule(
+                f"/questions/{r.later}",
+                "duplicate_question",
+                f"This question {'repeats' if r.exact else 'nearly repeats'} question {r.earlier + 1} "
+                f"({_clip(stems[r.earlier])}); ask about a different point of the document.",
+            )
+            for r in found
+        ]
+
     def task_instructions(self) -> str:
         """The quiz task; the first sentence is the fixed phrase the simulator parses."""
         k = self.options_per_question
@@ -199,6 +228,7 @@ class QuizContract(Contract):
             "correct_answer_index is 0-based and correct_answer_text repeats that option verbatim.",
             "Make all options of a question similar in length and detail; the correct one must not stand out.",
             "Spread the correct answers over the option positions.",
+            "Every question asks about a different point; never repeat or reword an earlier question.",
             "source_quote is a verbatim snippet of the document that supports the answer.",
         ]
         if self.rules.forbid_all_none_of_the_above:
@@ -206,7 +236,7 @@ class QuizContract(Contract):
         return "\n".join(lines)
 
     def canonical_example(self) -> dict[str, Any]:
-        """A realistic, valid two-question quiz about ``contracts.quiz_example.EXAMPLE_SOURCE``."""
+        """A realistic, valid two-question quiz about ``suture.contracts.quiz_example.EXAMPLE_SOURCE``."""
         return canonical_quiz(self.options_per_question)
 
     def schema_template(self) -> dict[str, Any]:
@@ -216,31 +246,6 @@ class QuizContract(Contract):
             question["options"] = [f"<option {j + 1}>" for j in range(self.options_per_question)]
             question["correct_answer_text"] = "<option 1>"
         return template
-
-    def slice_context(self, output: Any, pointer: str) -> dict[str, Any]:
-        """Inside a question, the context is the whole question (``/questions/3/options`` -> ``/questions/3``)."""
-        question = _question_pointer(pointer)
-        if question is not None and exists(output, question):
-            return {"parent_pointer": question, "parent": get(output, question)}
-        return super().slice_context(output, pointer)
-
-    def source_excerpt(self, output: Any, pointer: str) -> str | None:
-        """The question's source_quote found in the source, with ~400 characters around it."""
-        question = _question_pointer(pointer)
-        if self.source is None or question is None or not exists(output, question):
-            return None
-        quote = get(output, question)
-        quote = quote.get("source_quote") if isinstance(quote, dict) else None
-        if not isinstance(quote, str) or not quote.strip():
-            return None
-        return self.source.excerpt(quote, EXCERPT_MARGIN_CHARS)
-
-
-def _question_pointer(pointer: str) -> str | None:
-    tokens = parse_pointer(pointer)
-    if len(tokens) >= 2 and tokens[0] == "questions" and tokens[1].isdigit():
-        return f"/questions/{tokens[1]}"
-    return None
 
 
 def _blank_fields(at: str, q: Question) -> list[Failure]:

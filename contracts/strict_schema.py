@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contracts.errors import PointerError
+from suture.contracts.errors import PointerError
 
 # Keywords OpenAI strict structured output supports (others, e.g. title/default/minLength, are dropped).
 ALLOWED_KEYWORDS = frozenset(

@@ -6,7 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+from suture.config.settings import ReasoningEffort
+
+__all__ = ["ModelCall", "ModelReply", "ReasoningEffort", "Usage"]
 
 
 class ModelCall(BaseModel):

@@ -12,12 +12,12 @@ This is seed 003's human-in-the-loop reset. The resumed state keeps everything t
 - the prompts already sent stay recorded: a prompt with new feedback is new, and an identical one
   is still never sent twice.
 
-Pure, like the engine. A wrong call raises ``tasks.job.EngineError``.
+Pure, like the engine. A wrong call raises ``suture.tasks.job.EngineError``.
 """
 
 from __future__ import annotations
 
-from tasks.job import EngineError, JobState
+from suture.tasks.job import EngineError, JobState
 
 MAX_FEEDBACK_CHARS = 4000  # one person's note, not a second document
 
@@ -36,5 +36,12 @@ def resume(state: JobState, feedback: str) -> JobState:
         )
     spec = state.spec.model_copy(update={"feedback": [*state.spec.feedback, text]})
     return state.model_copy(
-        update={"spec": spec, "status": None, "reason": "", "next_step": 0, "round": state.round + 1}
+        update={
+            "spec": spec,
+            "status": None,
+            "reason": "",
+            "cause": None,
+            "next_step": 0,
+            "round": state.round + 1,
+        }
     )

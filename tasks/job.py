@@ -4,9 +4,8 @@ Everything here is a pydantic model so the Celery layer can store a ``JobState``
 tasks and send actions as task arguments. Prompts in traces keep the source document out (it is
 in the spec once) so the state stays small.
 
-Errors of the engine::
-
-    EngineError(Exception)     a programmer error driving the engine (stale action, unfinished job)
+The spec (``JobSpec``, ``EngineOptions``) is ``suture.tasks.spec``'s; the errors (``EngineError``,
+``UnreadableSpec``) are ``suture.tasks.errors``'s; both are re-exported here.
 """
 
 from __future__ import annotations
@@ -15,56 +14,32 @@ import functools
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from config.settings import ModelPrice, Settings
-from contracts.contract import Contract
-from contracts.failure import Failure
-from tasks.calls import ModelCall
-from tasks.trace import AttemptRecord, SkipRecord, Status
+from suture.config.settings import ReasoningEffort
+from suture.contracts.contract import Contract
+from suture.contracts.failure import Failure
+from suture.tasks.calls import ModelCall
+from suture.tasks.causes import Cause
+from suture.tasks.errors import EngineError, UnreadableSpec
+from suture.tasks.spec import EngineOptions, JobSpec
+from suture.tasks.trace import AttemptRecord, SkipRecord, Status
 
-
-class EngineError(Exception):
-    """The engine was driven wrongly (an action out of order, a result of an unfinished job)."""
-
-    def __init__(self, job_id: str, problem: str) -> None:
-        self.job_id = job_id
-        self.problem = problem
-        super().__init__(f"job {job_id}: {problem}")
-
-
-class EngineOptions(BaseModel):
-    """The non-secret settings the engine needs, copied into the spec so the engine stays pure."""
-
-    prices: dict[str, ModelPrice] = Field(default_factory=dict)
-    first_prompt_example_tokens: int = 1000
-    retry_example_tokens: int = 2000
-    store_prompts: bool = True
-    max_completion_tokens: int | None = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> EngineOptions:
-        """Copy the engine's settings (never secrets) out of ``settings``."""
-        return cls(
-            prices=dict(settings.prices),
-            first_prompt_example_tokens=settings.first_prompt_example_tokens,
-            retry_example_tokens=settings.retry_example_tokens,
-            store_prompts=settings.store_prompts,
-            max_completion_tokens=settings.client.max_completion_tokens,
-        )
-
-
-class JobSpec(BaseModel):
-    """What to generate: the contract (name + params), the source document, and engine options."""
-
-    job_id: str
-    contract: str = "quiz"
-    params: dict[str, Any] = Field(default_factory=dict)
-    source: str
-    simulated: bool = False
-    options: EngineOptions = Field(default_factory=EngineOptions)
-    # A person's feedback, one entry per resume (``engine.resume``); every later prompt carries it.
-    feedback: list[str] = Field(default_factory=list)
+__all__ = [
+    "Action",
+    "EngineError",
+    "EngineOptions",
+    "ExampleInfo",
+    "Finish",
+    "JobSpec",
+    "JobState",
+    "RunFull",
+    "RunSurgical",
+    "Standing",
+    "UnreadableSpec",
+    "contract_for",
+    "score",
+]
 
 
 class Standing(BaseModel):
@@ -88,7 +63,16 @@ class JobState(BaseModel):
     sent: list[str] = Field(default_factory=list)  # fingerprints of (model, prompt) already sent
     status: Status | None = None
     reason: str = ""
+    cause: Cause | None = None
     round: int = 0  # 0 for the first run; +1 per resume with feedback (fresh attempt and cost budget)
+
+    @field_validator("spec", mode="before")
+    @classmethod
+    def _spec_version(cls, spec: Any) -> Any:
+        """A state stored before spec versions holds a version-1 spec (same fields, params as given)."""
+        if isinstance(spec, dict) and "spec_version" not in spec:
+            return {**spec, "spec_version": 1}
+        return spec
 
     @property
     def spent_usd(self) -> float:
@@ -99,6 +83,11 @@ class JobState(BaseModel):
     def round_attempts(self) -> list[AttemptRecord]:
         """The attempts of the current round (the budget a resume resets counts only these)."""
         return [a for a in self.attempts if a.round == self.round]
+
+    @property
+    def round_model_attempts(self) -> list[AttemptRecord]:
+        """The current round's attempts that called a model (a deterministic fix is free and uncapped)."""
+        return [a for a in self.round_attempts if a.mode != "fix"]
 
     @property
     def round_spent_usd(self) -> float:
@@ -135,11 +124,23 @@ class RunSurgical(BaseModel):
     step_index: int
     step: str
     model: str
-    reasoning_effort: str | None
+    reasoning_effort: ReasoningEffort | None
     calls: dict[str, ModelCall]  # target pointer -> slice call
     sent_values: dict[str, Any]  # target pointer -> the slice as sent
     fingerprints: list[str]
+    # What the merge must keep: absolute pointer patterns, the contract's invariants of each target.
     preserve: list[str]
+    skipped: list[SkipRecord] = Field(default_factory=list)
+
+
+class RunFix(BaseModel):
+    """Run the contract's deterministic fixers of ``codes`` on the best output (no model call): ``apply_fix``."""
+
+    kind: Literal["fix"] = "fix"
+    n: int
+    step_index: int  # the step whose output is fixed (the chain goes on after it)
+    step: str
+    codes: list[str]
     skipped: list[SkipRecord] = Field(default_factory=list)
 
 
@@ -150,9 +151,10 @@ class Finish(BaseModel):
     status: Status
     reason: str
     skipped: list[SkipRecord] = Field(default_factory=list)
+    cause: Cause | None = None  # why it did not end valid (suture.tasks.causes); None when it did
 
 
-Action = RunFull | RunSurgical | Finish
+Action = RunFull | RunSurgical | RunFix | Finish
 
 
 def score(failures: list[Failure]) -> tuple[int, int, int]:
@@ -163,12 +165,15 @@ def score(failures: list[Failure]) -> tuple[int, int, int]:
 
 
 def contract_for(spec: JobSpec) -> Contract:
-    """The job's contract, rebuilt from its name, params and source (cached per process)."""
+    """The job's contract, rebuilt from its name, its stored params and source (cached per process).
+
+    No settings: the params a job stores are complete, so every worker judges it by the same rules.
+    """
     return _contract(spec.contract, json.dumps(spec.params, sort_keys=True), spec.source)
 
 
 @functools.lru_cache(maxsize=64)
 def _contract(name: str, params_json: str, source: str) -> Contract:
-    from contracts.registry import get_contract
+    from suture.contracts.registry import build_contract
 
-    return get_contract(name, **json.loads(params_json), source=source)
+    return build_contract(name, json.loads(params_json), None, source=source)

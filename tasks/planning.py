@@ -1,6 +1,6 @@
 """Planning the next attempt: build its prompt(s), refuse repeats, and estimate its cost for the budget.
 
-Pure functions of the job state and policy; ``tasks.engine.next_action`` strings them together.
+Pure functions of the job state and policy; ``suture.tasks.engine.next_action`` strings them together.
 """
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import hashlib
 import json
 from collections.abc import Sequence
 
-from contracts.contract import Contract
-from contracts.examples import AcceptedOutput, Example, choose_example, estimate_tokens
-from tasks.calls import ModelCall
-from tasks.job import ExampleInfo, JobState, RunFull, RunSurgical
-from tasks.policy import Policy, Step, StepContext
-from tasks.prompts import Messages, redact_messages, retry_messages, task_messages
-from tasks.surgery import rejected_repairs, slice_prompt, slice_value, targets_for
-from tasks.trace import SkipRecord
+from suture.contracts.contract import Contract
+from suture.contracts.examples import AcceptedOutput, Example, choose_example, estimate_tokens
+from suture.tasks.calls import ModelCall
+from suture.tasks.job import ExampleInfo, JobState, RunFull, RunSurgical
+from suture.tasks.policy import Policy, Step, StepContext
+from suture.tasks.prompts import Messages, redact_messages, retry_messages, task_messages
+from suture.tasks.surgery import rejected_repairs, slice_prompt, slice_value, targets_for
+from suture.tasks.trace import SkipRecord
 
 RAW_FEEDBACK_CHARS = 2000  # how much of an unparseable previous output a retry prompt quotes
 
@@ -33,7 +33,7 @@ def step_context(state: JobState) -> StepContext:
     return StepContext(
         failures=tuple(best.failures if best else state.last_failures),
         output=best.output if best else None,
-        attempts_made=len(state.round_attempts),
+        attempts_made=len(state.round_model_attempts),
         spent_usd=state.round_spent_usd,
     )
 
@@ -123,7 +123,8 @@ def plan_surgical(
         reason = f"its 'when' condition does not hold ({len(ctx.failures)} failure(s); surgery needs 1..{step.max_failures}, all targetable)"
         return SkipRecord(step=label, step_index=index, reason=reason)
     calls, values, digests = {}, {}, []
-    for target in targets_for(step, ctx):
+    pinned: list[str] = []  # the contract's invariants of each target sent (a step's preserve adds none)
+    for target in targets_for(step, ctx, contract):
         messages = slice_prompt(
             contract,
             step,
@@ -147,6 +148,7 @@ def plan_surgical(
         if digest not in state.sent:
             calls[target], values[target] = call, slice_value(best.output, target)
             digests.append(digest)
+            pinned += contract.slice_invariants(best.output, target)
     if not calls:
         reason = f"every slice prompt was already sent to {step.model} in this job (no progress to build on)"
         return SkipRecord(step=label, step_index=index, reason=reason)
@@ -159,7 +161,7 @@ def plan_surgical(
         calls=calls,
         sent_values=values,
         fingerprints=digests,
-        preserve=list(step.preserve),
+        preserve=list(dict.fromkeys(pinned)),
     )
 
 

@@ -2,11 +2,13 @@
 
 A policy is defined in Python (``Policy``/``Step`` with callables for ``when``, ``target`` and
 ``prompt``) or declaratively in YAML (``settings.policies`` or a file), and is checked when it is
-built: an invalid policy raises ``PolicyError`` naming the step and the field.
+built: an invalid policy raises ``PolicyError`` naming the step and the field. A policy chooses steps
+only; what a repair keeps is the contract's, a step's ``preserve`` only names invariants it relies on.
 
 Errors of this module::
 
     PolicyError(ValueError)      the policy cannot be used; .policy, .step (index or None), .field, .problem
+    └── PolicyMismatch           (policy_choice) the policy names what the contract does not declare
 """
 
 from __future__ import annotations
@@ -18,29 +20,23 @@ from typing import Any, Literal, get_args
 
 import yaml
 
-from config.settings import Settings
-from contracts.failure import Failure
-from tasks.calls import ReasoningEffort
+from suture.config.settings import ReasoningEffort, Settings
+from suture.contracts.failure import Failure
 
 Mode = Literal["full", "surgical"]
-TargetRule = Literal["failures", "parent"]
+# failures: the failing pointers; smallest: the smallest path the contract says can fix each failure
+# (``Contract.repair_target``); parent: each failure widened to its enclosing list item.
+TargetRule = Literal["failures", "smallest", "parent"]
 
 DEFAULT_MODEL = "gpt-5-nano"
+FALLBACK_POLICY = "default"  # run when neither the job, the settings nor the contract name a policy
 DEFAULT_MAX_FAILURES = 4
 _STEP_KEYS = frozenset(
     {"mode", "model", "reasoning_effort", "max_failures", "target", "preserve", "prompt", "name"}
 )
 _POLICY_KEYS = frozenset(
-    {
-        "description",
-        "steps",
-        "feedback",
-        "examples",
-        "max_attempts",
-        "budget_usd",
-        "model",
-        "reasoning_effort",
-    }
+    {"description", "steps", "feedback", "examples", "fixers", "max_attempts", "budget_usd", "model"}
+    | {"reasoning_effort", "repair_overhead"}
 )
 
 
@@ -108,8 +104,16 @@ class Step:
 
 
 @dataclass(frozen=True)
+class RepairOverhead:
+    """A policy's measured cost and time per job over those of its first attempt (for estimates only)."""
+
+    cost: float
+    time: float
+
+
+@dataclass(frozen=True)
 class Policy:
-    """An ordered, bounded chain of steps, with feedback/example switches and an optional budget."""
+    """An ordered, bounded chain of steps, with feedback/example/fixer switches and an optional budget."""
 
     name: str
     steps: tuple[Step, ...]
@@ -118,6 +122,9 @@ class Policy:
     max_attempts: int | None = None
     budget_usd: float | None = None
     description: str = ""
+    repair_overhead: RepairOverhead | None = None
+    # Run the contract's deterministic fixers (no model, cost 0) on each new best output first.
+    fixers: bool = True
 
     def __post_init__(self) -> None:
         _check_policy(self)
@@ -160,7 +167,8 @@ def _check_step(policy: str, index: int, step: Step) -> None:
             f"must be one of {get_args(ReasoningEffort)}, got {step.reasoning_effort!r}",
         )
     if not callable(step.target) and step.target not in get_args(TargetRule):
-        raise PolicyError(policy, index, "target", f"must be 'failures' or 'parent', got {step.target!r}")
+        allowed = ", ".join(repr(rule) for rule in get_args(TargetRule))
+        raise PolicyError(policy, index, "target", f"must be one of {allowed}, got {step.target!r}")
     if isinstance(step.max_failures, bool) or not isinstance(step.max_failures, int) or step.max_failures < 1:
         raise PolicyError(
             policy, index, "max_failures", f"must be an integer >= 1, got {step.max_failures!r}"
@@ -169,16 +177,14 @@ def _check_step(policy: str, index: int, step: Step) -> None:
         raise PolicyError(policy, index, "when", "must be callable")
     if step.prompt is not None and not (isinstance(step.prompt, str) or callable(step.prompt)):
         raise PolicyError(policy, index, "prompt", "must be a string or a callable")
-    for pattern in step.preserve:
-        if not isinstance(pattern, str) or not pattern:
-            raise PolicyError(
-                policy, index, "preserve", f"patterns must be non-empty strings, got {pattern!r}"
-            )
+    for name in step.preserve:
+        if not isinstance(name, str) or not name:
+            raise PolicyError(policy, index, "preserve", f"names must be non-empty strings, got {name!r}")
 
 
 def load_policy(name_or_path: str | None, settings: Settings) -> Policy:
-    """Load a policy by name from ``settings.policies``, or from a YAML file path."""
-    name = name_or_path or settings.default_policy
+    """Load a policy by name from ``settings.policies`` or a YAML file (None: the settings' default, else ``default``)."""
+    name = name_or_path or settings.default_policy or FALLBACK_POLICY
     if name in settings.policies:
         return policy_from_mapping(name, settings.policies[name], settings)
     path = Path(name)
@@ -213,9 +219,11 @@ def policy_from_mapping(name: str, data: Any, settings: Settings) -> Policy:
         steps=steps,
         feedback=_bool(name, data, "feedback", True),
         examples=_bool(name, data, "examples", True),
+        fixers=_bool(name, data, "fixers", True),
         max_attempts=data.get("max_attempts"),
         budget_usd=_budget(name, data.get("budget_usd", settings.budget_usd)),
         description=str(data.get("description", "")),
+        repair_overhead=_overhead(name, data.get("repair_overhead")),
     )
 
 
@@ -244,7 +252,7 @@ def _step_from(policy: str, index: int, raw: Any) -> Step:
         raise PolicyError(policy, index, "mode", "is required ('full' or 'surgical')")
     preserve = raw.get("preserve", [])
     if not isinstance(preserve, list):
-        raise PolicyError(policy, index, "preserve", "must be a list of JSON-Pointer patterns")
+        raise PolicyError(policy, index, "preserve", "must be a list of contract invariant names")
     prompt = raw.get("prompt")
     if prompt is not None and not isinstance(prompt, str):
         raise PolicyError(policy, index, "prompt", "must be a string")
@@ -265,6 +273,18 @@ def _bool(policy: str, data: Mapping[str, Any], key: str, default: bool) -> bool
     if not isinstance(value, bool):
         raise PolicyError(policy, None, key, f"must be true or false, got {value!r}")
     return value
+
+
+def _overhead(policy: str, value: Any) -> RepairOverhead | None:
+    if value is None:
+        return None
+    factors = value if isinstance(value, Mapping) and set(value) == {"cost", "time"} else {}
+    if not factors or not all(
+        isinstance(f, int | float) and not isinstance(f, bool) and f > 0 for f in factors.values()
+    ):
+        problem = f"must be {{cost: <factor > 0>, time: <factor > 0>}}, got {value!r}"
+        raise PolicyError(policy, None, "repair_overhead", problem)
+    return RepairOverhead(cost=float(factors["cost"]), time=float(factors["time"]))
 
 
 def _budget(policy: str, value: Any) -> float | None:

@@ -11,16 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
-from tasks.policy import Policy, PolicyError, Step
+from suture.tasks.policy import Policy, PolicyError, Step
 
-# The surgical step added when no given policy has one to copy: the shipped default's shape.
+# The surgical step added when no given policy has one to copy: the shipped default's shape (what a
+# slice keeps is the contract's invariants).
 DEFAULT_SURGICAL = Step(
-    mode="surgical",
-    model="gpt-5-nano",
-    reasoning_effort="low",
-    target="parent",
-    preserve=("correct_answer_index", "correct_answer_text"),
-    max_failures=8,
+    mode="surgical", model="gpt-5-nano", reasoning_effort="minimal", target="smallest", max_failures=15
 )
 
 
@@ -81,4 +77,4 @@ def _signature(policy: Policy) -> tuple[object, ...]:
         (s.mode, s.model, s.reasoning_effort, repr(s.target), s.preserve, s.max_failures, repr(s.prompt))
         for s in policy.steps
     )
-    return (steps, policy.feedback, policy.examples, policy.max_attempts, policy.budget_usd)
+    return (steps, policy.feedback, policy.examples, policy.fixers, policy.max_attempts, policy.budget_usd)

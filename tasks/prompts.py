@@ -1,5 +1,9 @@
 """Prompt text for every attempt: task, byte-deterministic retry with feedback, surgical slice; redaction.
 
+Slice prompts are lean: the source excerpt(s) of the slice instead of the whole document (unless the
+slice needs it), no context that repeats the slice, compact JSON, and what every slice of a job shares
+first so a provider's prompt cache can serve it.
+
 A resumed job's prompts also carry a person's notes in a ``<human_feedback>`` section.
 
 Every builder is a pure function of its inputs, so equal inputs give byte-identical prompts (the
@@ -11,10 +15,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from contracts.examples import Example
-from contracts.failure import Failure
+from suture.contracts.examples import Example
+from suture.contracts.failure import Failure
 
 DELTA_INSTRUCTION = "Fix only these problems; keep everything else unchanged."
 REDACTED = "[REDACTED]"
@@ -33,6 +38,18 @@ def canonical_json(value: Any) -> str:
     except (TypeError, ValueError):
         return repr(value)
     except RecursionError:
+        return repr(value)
+
+
+def compact_json(value: Any) -> str:
+    """Deterministic JSON without whitespace (slice prompts: every token is paid per slice)."""
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    except TypeError:
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
 
 
@@ -106,38 +123,54 @@ def retry_messages(
 
 
 def slice_instructions(title: str) -> str:
-    """Default system instructions for a surgical slice."""
+    """Default system instructions for a surgical slice (the same for every slice of a job: cached first)."""
     return (
         f"You repair one part of a {title} that failed its checks. You are given the part (the slice), "
-        "the item around it, the relevant source excerpt, what is wrong, and invariants that must hold. "
-        'Reply with JSON {"value": <the corrected slice>}: the same shape as the slice, every invariant kept, '
-        "grounded in the document. Change nothing that is not needed to fix the listed problems."
+        "the item around it, the relevant source excerpt (or the whole document), what is wrong, and "
+        'invariants that must hold. Reply with JSON {"value": <the corrected slice>}: the same shape as the '
+        "slice, every invariant kept, grounded in the source. Change nothing that is not needed to fix the "
+        "listed problems."
     )
 
 
-def slice_messages(
-    instructions: str,
-    source: str,
-    pointer: str,
-    slice_value: Any,
-    context: dict[str, Any],
-    excerpt: str | None,
-    failures: Sequence[Failure],
-    invariants: Sequence[str],
-    feedback: Sequence[str] = (),
-    rejected: Sequence[Any] = (),
-) -> Messages:
-    """One surgical slice prompt: slice, parent context, source excerpt, failures, invariants, feedback."""
-    parent_pointer = str(context.get("parent_pointer", ""))
-    invariant_text = "\n".join(f"- {line}" for line in invariants) or "- (none)"
+@dataclass(frozen=True)
+class SliceParts:
+    """What one slice prompt says about its target (``suture.tasks.surgery.slice_prompt`` gathers it).
+
+    ``document`` is the whole source, set only when no excerpt serves the slice; ``context`` is the
+    item around the slice with the slice itself elided (None when the slice is the whole item).
+    """
+
+    pointer: str
+    value: Any
+    excerpts: tuple[str, ...]
+    document: str | None
+    context_pointer: str
+    context: Any
+    failures: Sequence[Failure]
+    invariants: Sequence[str]
+    feedback: Sequence[str] = ()
+    rejected: Sequence[Any] = ()
+
+
+def slice_messages(instructions: str, parts: SliceParts) -> Messages:
+    """One surgical slice prompt, lean: what all slices of a job share first (instructions, then the whole
+    document if this slice needs it, then a person's feedback), then the excerpt(s), the slice in compact
+    JSON, the item around it without the slice, the failures and the invariants."""
+    shared = document_block(parts.document) + "\n\n" if parts.document is not None else ""
+    feedback = human_feedback_block(parts.feedback).lstrip("\n")
+    shared += feedback + "\n\n" if feedback else ""
+    excerpts = "".join(f"<source_excerpt>{text}</source_excerpt>\n\n" for text in parts.excerpts)
+    context = ""
+    if parts.context is not None:
+        context = f'<context pointer="{parts.context_pointer}">{compact_json(parts.context)}</context>\n\n'
+    invariant_text = "\n".join(f"- {line}" for line in parts.invariants) or "- (none)"
     user = (
-        f"{document_block(source)}\n\n"
-        f'<slice pointer="{pointer}">{canonical_json(slice_value)}</slice>\n\n'
-        f'<context pointer="{parent_pointer}">{canonical_json(context.get("parent"))}</context>\n\n'
-        f"<source_excerpt>{excerpt or ''}</source_excerpt>\n\n"
-        f"<failures>\n{failure_lines(failures)}\n</failures>\n\n"
-        f"<invariants>\n{invariant_text}\n</invariants>{rejected_block(rejected)}"
-        f"{human_feedback_block(feedback)}\n\n{DELTA_INSTRUCTION}"
+        f"{shared}{excerpts}"
+        f'<slice pointer="{parts.pointer}">{compact_json(parts.value)}</slice>\n\n{context}'
+        f"<failures>\n{failure_lines(parts.failures)}\n</failures>\n\n"
+        f"<invariants>\n{invariant_text}\n</invariants>{rejected_block(parts.rejected)}\n\n"
+        f"{DELTA_INSTRUCTION}"
     )
     return [{"role": "system", "content": instructions}, {"role": "user", "content": user}]
 
@@ -146,7 +179,7 @@ def rejected_block(rejected: Sequence[Any]) -> str:
     """Earlier repairs of this slice that did not pass, so the model does not repeat them."""
     if not rejected:
         return ""
-    items = "\n".join(canonical_json(value) for value in rejected)
+    items = "\n".join(compact_json(value) for value in rejected)
     return (
         "\n\n<rejected_repairs>\nThese earlier repairs of this slice still failed the checks; "
         f"do not repeat them:\n{items}\n</rejected_repairs>"
@@ -155,7 +188,7 @@ def rejected_block(rejected: Sequence[Any]) -> str:
 
 def invariant_lines(pointer: str, preserved: Sequence[tuple[str, Any]]) -> list[str]:
     """Preserve rules stated as invariants: ``<pointer> must stay <value>`` for each preserved path."""
-    return [f"{path} must stay exactly {canonical_json(value)}" for path, value in preserved]
+    return [f"{path} must stay exactly {compact_json(value)}" for path, value in preserved]
 
 
 def redact(text: str, secrets: Sequence[str]) -> str:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tasks.calls import ModelReply, Usage
-from tasks.job import EngineOptions, RunFull, RunSurgical
-from tasks.surgery import read_slice_reply
-from tasks.trace import AttemptRecord, SliceRecord
+from suture.tasks.calls import ModelReply, Usage
+from suture.tasks.job import EngineOptions, RunFull, RunSurgical
+from suture.tasks.surgery import read_slice_reply
+from suture.tasks.trace import AttemptRecord, SliceRecord
 
 
 def full_record(action: RunFull, reply: ModelReply, options: EngineOptions) -> AttemptRecord:

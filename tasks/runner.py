@@ -11,11 +11,22 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from config.settings import Settings
-from contracts.examples import AcceptedOutput
-from tasks.calls import ModelCall, ModelReply
-from tasks.engine import Finish, JobSpec, RunFull, apply_full, apply_surgical, next_action, result, start
-from tasks.policy import Policy
+from suture.config.settings import Settings
+from suture.contracts.examples import AcceptedOutput
+from suture.tasks.calls import ModelCall, ModelReply
+from suture.tasks.engine import (
+    Finish,
+    JobSpec,
+    RunFix,
+    RunFull,
+    apply_fix,
+    apply_full,
+    apply_surgical,
+    next_action,
+    result,
+    start,
+)
+from suture.tasks.policy import Policy
 
 Caller = Callable[[ModelCall], ModelReply]
 ResultCallback = Callable[[dict[str, Any]], None]
@@ -40,6 +51,8 @@ def run_inline(
             break
         if isinstance(action, RunFull):
             state = apply_full(state, action, caller(action.call))
+        elif isinstance(action, RunFix):
+            state = apply_fix(state, action)
         else:
             state = apply_surgical(state, action, _call_all(caller, action.calls))
     final = result(state, action)
@@ -52,6 +65,13 @@ def _call_all(caller: Caller, calls: dict[str, ModelCall]) -> dict[str, ModelRep
     if len(calls) == 1:
         ((pointer, call),) = calls.items()
         return {pointer: caller(call)}
-    with ThreadPoolExecutor(max_workers=min(MAX_SLICE_THREADS, len(calls))) as pool:
+    pool = ThreadPoolExecutor(max_workers=min(MAX_SLICE_THREADS, len(calls)))
+    try:
         futures = {pointer: pool.submit(caller, call) for pointer, call in calls.items()}
-        return {pointer: future.result() for pointer, future in futures.items()}
+        replies = {pointer: future.result() for pointer, future in futures.items()}
+    except BaseException:
+        # Interrupted (Ctrl-C): the slices not started are dropped, the calls in flight not waited for.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return replies

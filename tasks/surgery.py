@@ -1,8 +1,12 @@
 """Surgical repair: which paths to regenerate, the slice prompt for each, and reading the slice replies.
 
-A target is a JSON Pointer whose value is regenerated alone. With ``target: parent`` a failing
-path is widened to its enclosing list item (``/questions/3/options`` -> ``/questions/3``), so the
-model sees and may fix the whole question while the preserve rules pin what must not change.
+A target is a JSON Pointer whose value is regenerated alone. With ``target: smallest`` each failing
+path is regenerated where it is, unless the contract says a slice that small cannot fix it
+(``Contract.repair_target``); with ``target: parent`` it is widened to its enclosing list item
+(``/questions/3/options`` -> ``/questions/3``). Either way the contract's invariants of the target's
+kind (``Contract.slice_invariants``) pin what must not change: they are stated in the slice prompt
+and checked at merge. A step's ``preserve`` names only invariants it relies on (checked when the
+policy loads, ``tasks.policy_choice``); it pins nothing the contract does not.
 """
 
 from __future__ import annotations
@@ -11,20 +15,40 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from contracts.contract import Contract
-from contracts.failure import Failure
-from contracts.pointer import exists, expand, format_pointer, get, is_prefix, join, parent, parse_pointer
-from tasks.policy import Step, StepContext
-from tasks.prompts import Messages, invariant_lines, slice_instructions, slice_messages
-from tasks.trace import AttemptRecord
+from suture.contracts.contract import Contract
+from suture.contracts.failure import Failure
+from suture.contracts.pointer import (
+    exists,
+    expand,
+    format_pointer,
+    get,
+    is_prefix,
+    join,
+    parent,
+    parse_pointer,
+    splice,
+)
+from suture.tasks.policy import Step, StepContext
+from suture.tasks.prompts import (
+    Messages,
+    SliceParts,
+    invariant_lines,
+    slice_instructions,
+    slice_messages,
+)
+from suture.tasks.trace import AttemptRecord
+
+ELIDED = "(the slice above)"  # where the slice sits inside the context shown around it
 
 
-def targets_for(step: Step, ctx: StepContext) -> list[str]:
+def targets_for(step: Step, ctx: StepContext, contract: Contract) -> list[str]:
     """The pointers a surgical step regenerates, de-duplicated, none nested inside another."""
     if callable(step.target):
         raw = list(step.target(ctx))
     elif step.target == "parent":
         raw = [enclosing_item(f.pointer) for f in ctx.failures if f.targetable]
+    elif step.target == "smallest":
+        raw = [contract.repair_target(f) for f in ctx.failures if f.targetable]
     else:
         raw = [f.pointer for f in ctx.failures if f.targetable]
     unique = sorted(set(raw), key=lambda p: (len(parse_pointer(p)), p))
@@ -80,20 +104,40 @@ def slice_prompt(
     feedback: Sequence[str] = (),
     rejected: Sequence[Any] = (),
 ) -> Messages:
-    """The slice prompt for one target: slice, context, excerpt, failures, invariants, human feedback."""
-    invariants = invariant_lines(target, preserved_paths(output, target, step.preserve))
-    return slice_messages(
-        step.instructions(slice_instructions(contract.title)),
-        source,
-        target,
-        slice_value(output, target),
-        contract.slice_context(output, target),
-        contract.source_excerpt(output, target),
-        failures_at(target, failures),
-        invariants,
-        feedback,
-        rejected,
+    """The slice prompt for one target: excerpt(s) (the whole document only if the contract finds none),
+    the slice, the item around it without the slice, failures, invariants, human feedback."""
+    pinned = contract.slice_invariants(output, target)
+    invariants = invariant_lines(target, preserved_paths(output, target, pinned))
+    excerpts = contract.source_excerpts(output, target)
+    context_pointer, context = context_without_slice(contract, output, target)
+    parts = SliceParts(
+        pointer=target,
+        value=slice_value(output, target),
+        excerpts=tuple(excerpts or ()),
+        document=source if not excerpts else None,
+        context_pointer=context_pointer,
+        context=context,
+        failures=failures_at(target, failures),
+        invariants=invariants,
+        feedback=feedback,
+        rejected=rejected,
     )
+    return slice_messages(step.instructions(slice_instructions(contract.title)), parts)
+
+
+def context_without_slice(contract: Contract, output: Any, target: str) -> tuple[str, Any]:
+    """The item around ``target`` with the slice itself replaced by ``ELIDED`` (None if the slice is the item).
+
+    The slice is shown once, in its own block: repeating it inside the context would double its tokens.
+    """
+    found = contract.slice_context(output, target)
+    pointer, value = str(found.get("parent_pointer", "")), found.get("parent")
+    if pointer == target:
+        return pointer, None
+    if not is_prefix(pointer, target):
+        return pointer, value
+    inner = format_pointer(parse_pointer(target)[len(parse_pointer(pointer)) :])
+    return pointer, splice(value, inner, ELIDED) if exists(value, inner) else value
 
 
 def rejected_repairs(attempts: Sequence[AttemptRecord], target: str, limit: int = 2) -> list[Any]:

@@ -10,12 +10,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from contracts.failure import Failure
-from tasks.calls import Usage
+from suture.contracts.failure import Failure
+from suture.tasks.calls import Usage
+from suture.tasks.vocabulary import DELIVERED_STATUSES, AttemptOutcome, FinalStatus, SliceStatus
 
-# "cancelled": stopped on request (workers.producer.cancel), never by the engine.
-Status = Literal["delivered", "soft_delivered", "refused", "failed", "cancelled"]
-Outcome = Literal["valid", "improved", "no_better", "unparseable", "refused", "transport_error"]
+# What a result says of the job's spec (suture.tasks.spec.JobSpec.public), added in spec version 2.
+SPEC_KEYS = ("contract", "contract_params", "policy")
+# The names the engine has always used for these (suture.tasks.vocabulary defines them).
+Status = FinalStatus
+Outcome = AttemptOutcome
 
 
 class SliceRecord(BaseModel):
@@ -24,18 +27,19 @@ class SliceRecord(BaseModel):
     pointer: str
     sent: Any = None
     received: Any = None
-    status: Literal["applied", "rolled_back", "unparseable", "refused", "transport_error", "not_improving"]
+    status: SliceStatus
     detail: str | None = None
     prompt: list[dict[str, str]] | None = None
 
 
 class AttemptRecord(BaseModel):
-    """One attempt of a job (a full call, or one surgical step with all its slices)."""
+    """One attempt of a job: a full call, one surgical step with all its slices, or a deterministic fix
+    (mode ``fix``: the contract's fixers, no model, cost 0)."""
 
     n: int
     step: str
     step_index: int
-    mode: Literal["full", "surgical"]
+    mode: Literal["full", "surgical", "fix"]
     model: str
     reasoning_effort: str | None
     targets: list[str] = Field(default_factory=list)
@@ -92,8 +96,12 @@ def build_result(
     skipped: list[SkipRecord],
     simulated: bool,
     job_round: int = 0,
+    cause: str | None = None,
+    spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The job result: status, output (None unless delivered or soft-delivered), failures, attempts, totals."""
+    """The job result: status, output (None unless delivered or soft-delivered), failures, attempts, totals,
+    and what it was judged by (``spec``: ``JobSpec.public()``, keys ``contract``, ``contract_params``,
+    ``policy``; None each when unknown)."""
     total = Usage()
     for attempt in attempts:
         total = total + attempt.usage
@@ -103,7 +111,7 @@ def build_result(
         "job_id": job_id,
         "status": status,
         "reason": reason,
-        "output": output if status in ("delivered", "soft_delivered") else None,
+        "output": output if status in DELIVERED_STATUSES else None,
         "failures": [f.public() for f in failures],
         "attempts": [a.public() for a in attempts],
         "skipped": [s.model_dump(mode="json") for s in skipped],
@@ -112,4 +120,6 @@ def build_result(
         "latency_ms": round(sum(a.latency_ms for a in attempts), 3),
         "simulated": simulated,
         "round": job_round,
+        "cause": cause,
+        **(spec or dict.fromkeys(SPEC_KEYS)),
     }

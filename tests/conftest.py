@@ -1,5 +1,12 @@
 """Suite-wide fixtures: each fixture module under tests/fixtures registers itself here."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
 pytest_plugins: list[str] = [
     "tests.fixtures.sentry_endpoint",
     "tests.fixtures.redis_server",
@@ -7,4 +14,24 @@ pytest_plugins: list[str] = [
     "tests.fixtures.workers",
     "tests.fixtures.scripted_model",
     "tests.fixtures.simulator",
+    "tests.fixtures.api_server",
+    "tests.fixtures.receivers",
 ]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A runtime dir of the test run's own, inherited by every command a test starts.
+
+    A `suture up` the developer runs publishes itself in $XDG_RUNTIME_DIR (workers/local/discovery.py);
+    without this, a command a test starts with no broker configured would find and use it.
+    """
+    runtime = tmp_path_factory.mktemp("xdg-runtime")
+    runtime.chmod(0o700)
+    before = os.environ.get("XDG_RUNTIME_DIR")
+    os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+    yield
+    if before is None:
+        os.environ.pop("XDG_RUNTIME_DIR", None)
+    else:
+        os.environ["XDG_RUNTIME_DIR"] = before

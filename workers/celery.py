@@ -1,14 +1,16 @@
-"""Entry point for ``celery -A workers worker``: suture's app configured from the settings.
+"""Entry point for ``celery -A suture.workers worker``: suture's app configured from the settings.
 
-Celery's ``-A workers`` finds ``workers.celery.app``; loading the settings here (and only here,
-not in ``workers.celery_app``) keeps the producer import free of side effects.
+Celery's ``-A workers`` finds ``suture.workers.celery.app``; loading the settings here (and only here,
+not in ``suture.workers.runtime.app``) keeps the producer import free of side effects.
 """
 
 from __future__ import annotations
 
-from config.settings import load_settings
-from workers.celery_app import app, configure
+from suture.config.settings import load_settings
+from suture.workers.runtime.app import app, configure
+from suture.workers.runtime.kombu_patches import patch_redis_transport
 
+patch_redis_transport()  # the worker side's fixes, before any broker connection (see kombu_patches)
 configure(load_settings())
 
 __all__ = ["app"]

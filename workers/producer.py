@@ -1,15 +1,12 @@
 """The producer API for web apps and the CLI: ``enqueue()`` a job, follow it with a ``JobHandle``.
 
-Importing this module starts nothing. ``enqueue`` costs one Redis round trip (the job and its
-idempotency key stored atomically) and one publish of a message that carries only the job id.
-Errors::
-
-    ProducerError
-     ├── JobTimeout(job_id, timeout_s)       the result did not arrive in time
-     ├── InvalidJob(problem)                 bad arguments (empty input, unknown contract name)
-     ├── NotResumable(job_id, status)        resume asked of a job that is not soft-delivered
-     └── BrokerUnavailable(reason)           the broker refused the message (URL password never shown)
-    (plus workers.store.JobNotFound / StoreUnavailable from the store)
+Importing this module starts nothing. ``enqueue`` checks the job first (``suture.workers.admission``:
+contract, parameters, policy, input, size; a job no worker could run raises ``InvalidJob`` and nothing
+is stored), then costs one Redis round trip (the job's ``JobSpec`` and its idempotency key stored
+atomically) and one publish of a message that carries only the job id. It loads no worker machinery:
+the store's Redis client and Celery's app to publish (``suture.workers.runtime.publish``), nothing else.
+Every error is a ``ProducerError`` of the one hierarchy drawn in ``suture.workers.errors`` (re-exported
+here), ``NoBrokerConfigured`` (no broker configured, no `suture up` running) included.
 
 A job counts as accepted once ``enqueue`` returned. When the publish fails (the broker is down or
 unreachable: a few quick retries, about a second in all when connections are refused), ``enqueue``
@@ -33,53 +30,58 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from config.settings import Settings, load_settings
-from workers.store import FINAL_STATUSES, JobRecord, JobStore, StoreError, get_store
+from suture.config.settings import Settings, load_settings
+from suture.workers.admission import admit
+from suture.workers.errors import (
+    BrokerUnavailable,
+    IdempotencyConflict,
+    InputTooLarge,
+    InvalidJob,
+    InvalidParams,
+    InvalidPolicy,
+    JobNotFound,
+    JobTimeout,
+    NotResumable,
+    ProducerError,
+    StoreError,
+    StoreUnavailable,
+    UnknownContract,
+    UnknownPolicy,
+    UnusableInput,
+)
+from suture.workers.idempotency import scoped_key
+from suture.workers.store.job_store import FINAL_STATUSES, JobRecord, JobStore, get_store
+
+if TYPE_CHECKING:
+    from suture.tasks.job import JobState
+    from suture.tasks.vocabulary import JobStatus
+
+__all__ = [
+    "BrokerUnavailable",
+    "IdempotencyConflict",
+    "InputTooLarge",
+    "InvalidJob",
+    "InvalidParams",
+    "InvalidPolicy",
+    "JobHandle",
+    "JobNotFound",
+    "JobTimeout",
+    "NotResumable",
+    "ProducerError",
+    "StoreUnavailable",
+    "UnknownContract",
+    "UnknownPolicy",
+    "UnusableInput",
+    "cancel",
+    "enqueue",
+    "get_job",
+    "resume",
+]
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from tasks.job import JobState
-
-# A publish retries briefly (a broker failing over), then gives up: an enqueue must not hang on a
-# dead broker. Celery's default is 3 retries; each retry also waits for the connection attempt.
 CANCEL_REASON = "cancelled on request"
 MAX_REASON_CHARS = 500
-PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.2, "interval_max": 0.2}
-
-
-class ProducerError(Exception):
-    """Base of the producer's errors."""
-
-
-class JobTimeout(ProducerError):
-    """The job's result was not there within ``timeout_s``; the job keeps running."""
-
-    def __init__(self, job_id: str, timeout_s: float) -> None:
-        super().__init__(f"job {job_id} has no result after {timeout_s:g} s (it keeps running)")
-        self.job_id = job_id
-        self.timeout_s = timeout_s
-
-
-class InvalidJob(ProducerError):
-    """The job cannot be enqueued as asked."""
-
-
-class BrokerUnavailable(ProducerError):
-    """The message broker could not take a job's message; the message never contains a password."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"message broker unavailable: {reason}")
-        self.reason = reason
-
-
-class NotResumable(ProducerError):
-    """Only a soft-delivered job can be resumed with feedback."""
-
-    def __init__(self, job_id: str, status: str) -> None:
-        super().__init__(f"job {job_id} is {status}; only a soft_delivered job can be resumed")
-        self.job_id = job_id
-        self.status = status
 
 
 @dataclass
@@ -90,11 +92,11 @@ class JobHandle:
     settings: Settings | None = field(default=None, repr=False)
 
     def _store(self) -> JobStore:
-        return get_store(self.settings or load_settings())
+        return get_store(_settings(self.settings))
 
-    def status(self) -> str:
+    def status(self) -> JobStatus:
         """``queued|running|delivered|soft_delivered|refused|failed|cancelled``."""
-        return self._store().status(self.id)
+        return self._store().status(self.id)  # type: ignore[return-value]  # the store writes only these
 
     def result(self, timeout_s: float | None = None) -> dict[str, Any]:
         """Wait for the result (forever if ``timeout_s`` is None); raises JobTimeout."""
@@ -109,11 +111,16 @@ class JobHandle:
         attempts: list[dict[str, Any]] = []
         record = store.load(self.id)
         if record.state:
-            from tasks.job import JobState
+            from suture.tasks.job import JobState
 
             state = JobState.model_validate(record.state)
             attempts = [a.public() for a in state.attempts]
         return attempts
+
+    def spec(self) -> dict[str, Any]:
+        """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
+        "policy"}``, the complete rules every worker judges it by."""
+        return self._store().load(self.id).job_spec.public()
 
     def history(self) -> list[dict[str, Any]]:
         """The results delivered before each resume, oldest first (the current one is ``result()``)."""
@@ -130,9 +137,10 @@ class JobHandle:
 
 def enqueue(
     contract: str,
-    input: str,
+    input: str | bytes,
     *,
     questions: int | None = None,
+    params: dict[str, Any] | None = None,
     policy: str | None = None,
     idempotency_key: str | None = None,
     callback: str | None = None,
@@ -140,21 +148,34 @@ def enqueue(
     meta: dict[str, Any] | None = None,
     settings: Settings | None = None,
 ) -> JobHandle:
-    """Store a job and publish its first attempt; the same idempotency key returns the same job."""
-    settings = settings or load_settings()
-    if not input or not input.strip():
-        raise InvalidJob("the input document is empty")
-    if questions is not None and questions < 1:
-        raise InvalidJob(f"questions must be at least 1, got {questions}")
-    params = {"questions": questions} if questions is not None else {}
-    spec: dict[str, Any] = {"contract": contract, "params": params, "input": input, "policy": policy}
-    spec |= {"callback": callback, "batch": batch, "feedback": []}
+    """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
+
+    ``input`` is the document's text (or its bytes, decoded as a text file is); ``params`` the
+    contract's parameters (``questions`` is short for ``params={"questions": N}``), completed from
+    the settings and stored with the job, so every worker judges it by them. Raises ``InvalidJob``
+    (nothing stored) for a job no worker could run; see ``suture.workers.admission``. The same key
+    with a different request (another document, contract, parameters, policy or callback) raises
+    IdempotencyConflict: a caller never receives a job another request created.
+    """
+    settings = _settings(settings)
     job_id = uuid.uuid4().hex
+    given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
+    admitted = admit(
+        job_id, contract, input, settings, params=given, policy=policy, callback=callback, batch=batch
+    )
     deadline_s = time.time() + settings.worker.job_deadline_s
     store = get_store(settings)
-    found, created = store.create(
-        job_id, spec, deadline_s=deadline_s, idempotency_key=idempotency_key, meta=meta
+    key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored())
+    found, created, stored_sha256 = store.create(
+        job_id,
+        admitted.spec.stored(),
+        deadline_s=deadline_s,
+        idempotency_key=key,
+        request_sha256=request_sha256,
+        meta=meta,
     )
+    if not created and stored_sha256 and stored_sha256 != request_sha256:
+        raise IdempotencyConflict(str(idempotency_key), found)
     # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
     # (the producer died after storing); the attempt task applies once however often it arrives.
     if created:
@@ -180,7 +201,7 @@ def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: s
 
 def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
     """A handle on an existing job; raises JobNotFound if the store does not know it."""
-    settings = settings or load_settings()
+    settings = _settings(settings)
     get_store(settings).status(job_id)
     return JobHandle(job_id, settings)
 
@@ -194,16 +215,18 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
     sent by a worker (``suture.deliver``), so this call never waits on a webhook; with the broker
     down, the watchdog sends it once the broker is back.
     """
-    from workers.delivery import cancel as cancel_job
+    from suture.workers.flow.delivery import cancel as cancel_job
+    from suture.workers.runtime.observer import RuntimeObserver
 
-    settings = settings or load_settings()
+    settings = _settings(settings)
     text = reason.strip()[:MAX_REASON_CHARS] or CANCEL_REASON
-    record = cancel_job(settings, get_store(settings), job_id, text)
+    # The observer counts the cancellation in this process's metrics (e.g. `suture serve`'s /metrics).
+    record = cancel_job(settings, get_store(settings), job_id, text, observer=RuntimeObserver(settings))
     if record is None:
         return False
-    if record.spec.get("callback"):
+    if record.job_spec.callback:
         try:
-            _publish(settings, "suture.deliver", [job_id])
+            publish(settings, "suture.deliver", [job_id])
         except BrokerUnavailable as exc:
             # The cancel stands: the job stays due on the watchdog's list, which sends its delivery
             # (and so the callback) once the broker is back.
@@ -217,23 +240,25 @@ def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> J
     The delivered result moves to the job's history, the job is queued again as a new round and
     ends with a new result; a callback given at enqueue fires once more, for that new result.
     """
-    from tasks import engine
-    from tasks.feedback import MAX_FEEDBACK_CHARS
+    from suture.tasks import engine
+    from suture.tasks.feedback import MAX_FEEDBACK_CHARS
 
-    settings = settings or load_settings()
+    settings = _settings(settings)
     text = feedback.strip()
     if not text:
-        raise InvalidJob("feedback is empty")
+        raise InvalidJob("feedback is empty", field="feedback")
     if len(text) > MAX_FEEDBACK_CHARS:
-        raise InvalidJob(f"feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed")
+        raise InvalidJob(
+            f"feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed", field="feedback"
+        )
     store = get_store(settings)
     record = store.load(job_id)
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
     state = engine.resume(_finished_state(record), text)
-    spec = dict(record.spec) | {"feedback": [*record.spec.get("feedback", []), text]}
+    spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
     deadline_s = time.time() + settings.worker.job_deadline_s
-    if not store.resume(job_id, spec, state.model_dump(mode="json"), deadline_s):
+    if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
     _publish_first_attempt(job_id, settings, n=record.version + 1, consequence=_stays_queued(job_id))
     return JobHandle(job_id, settings)
@@ -241,7 +266,7 @@ def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> J
 
 def _finished_state(record: JobRecord) -> JobState:
     """The engine state as delivered: the flow finishes a state only in the result it stores."""
-    from tasks.job import JobState
+    from suture.tasks.job import JobState
 
     state = JobState.model_validate(record.state)
     if state.status is None and record.result is not None:
@@ -253,50 +278,22 @@ def _finished_state(record: JobRecord) -> JobState:
 
 def _publish_first_attempt(job_id: str, settings: Settings, *, n: int, consequence: str = "") -> None:
     """Publish attempt ``n`` of the job; raises BrokerUnavailable (``consequence`` appended) if it fails."""
-    _publish(settings, "suture.attempt", [job_id, n], consequence=consequence)
+    publish(settings, "suture.attempt", [job_id, n], consequence=consequence)
 
 
-def _publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "") -> None:
+def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "") -> None:
     """Publish task ``name`` (ids only); raises BrokerUnavailable (``consequence`` appended) if it fails."""
-    import redis
-    from kombu.exceptions import OperationalError
+    from suture.workers.runtime.publish import publish_or_refuse
 
-    from workers.celery_app import TASK_QUEUES, broker_url, configure
-
-    app = configure(settings)
-    try:
-        # One Redis pipeline for the task and its task-sent event (kombu's publish batch).
-        with app.producer_or_acquire() as producer, producer.batch():
-            app.send_task(
-                name,
-                args=args,
-                queue=TASK_QUEUES[name],
-                argsrepr=repr(tuple(args)),
-                kwargsrepr="{}",
-                producer=producer,
-                ignore_result=True,  # else send_task subscribes to a result channel this job never uses
-                retry_policy=PUBLISH_RETRY_POLICY,
-            )
-    except (OperationalError, OSError, redis.exceptions.ConnectionError) as exc:
-        reason = _without_password(f"{type(exc).__name__}: {_first_line(exc)}", broker_url(settings)).rstrip(
-            "."
-        )
-        raise BrokerUnavailable(f"{reason}; {consequence}" if consequence else reason) from None
+    publish_or_refuse(settings, name, *args, consequence=consequence)
 
 
 def _stays_queued(job_id: str) -> str:
     return f"job {job_id} stays queued (the watchdog sends it once the broker is back)"
 
 
-def _without_password(text: str, url: str) -> str:
-    """``text`` with the password of ``url`` (if any, and if it shows) replaced by ``***``."""
-    from urllib.parse import unquote, urlsplit
+def _settings(settings: Settings | None) -> Settings:
+    """The given (or loaded) settings, pointing at the running `suture up` if no broker is configured."""
+    from suture.workers.local.discovery import resolve
 
-    password = urlsplit(url).password
-    for form in {password, unquote(password)} if password else ():
-        text = text.replace(form, "***")
-    return text
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [""])[0][:200]
+    return resolve(settings or load_settings())

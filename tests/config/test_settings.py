@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from config.settings import ConfigError, QuizRules, load_settings
+from suture.config.settings import ConfigError, QuizRules, load_settings
 
 FIELD_ENV = "SUTURE_QUIZ__MAX_ANSWER_POSITION_SHARE"
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from contracts.contract import decode
-from contracts.errors import ContractDefinitionError, PointerError
-from contracts.quiz import QuizContract
+from suture.contracts.contract import decode
+from suture.contracts.errors import ContractDefinitionError, PointerError
+from suture.contracts.quiz import QuizContract
 from tests.contracts.quizzes import make_quiz, source_document, text
 
 QUIZ = make_quiz(15)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts.diff import apply_patch, diff
-from contracts.errors import PointerError
-from contracts.pointer import splice
+from suture.contracts.diff import apply_patch, diff
+from suture.contracts.errors import PointerError
+from suture.contracts.pointer import splice
 from tests.contracts.quizzes import make_quiz
 
 QUIZ = make_quiz(5)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from contracts.examples import (
+from suture.contracts.examples import (
     CUT_MARK,
     AcceptedOutput,
     choose_example,
@@ -16,8 +16,8 @@ from contracts.examples import (
     tier_order,
     truncate_to_tokens,
 )
-from contracts.failure import Failure
-from contracts.registry import get_contract
+from suture.contracts.failure import Failure
+from suture.contracts.registry import get_contract
 
 
 def _f(kind: Any) -> Failure:

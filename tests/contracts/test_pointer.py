@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts.errors import PointerError
-from contracts.pointer import (
+from suture.contracts.errors import PointerError
+from suture.contracts.pointer import (
     exists,
     expand,
     format_pointer,

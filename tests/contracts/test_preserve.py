@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from contracts.errors import PointerError
-from contracts.preserve import merge_with_preserve
+from suture.contracts.errors import PointerError
+from suture.contracts.preserve import merge_with_preserve
 from tests.contracts.quizzes import make_quiz
 
 QUIZ = make_quiz(6)

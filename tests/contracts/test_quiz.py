@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from config.settings import QuizRules
-from contracts.errors import ContractDefinitionError
-from contracts.quiz import QuizContract
-from contracts.quiz_example import EXAMPLE_SOURCE
+from suture.config.settings import QuizRules
+from suture.contracts.errors import ContractDefinitionError
+from suture.contracts.quiz import QuizContract
+from suture.contracts.quiz_example import EXAMPLE_SOURCE
 from tests.contracts.quizzes import changed, fact, make_quiz, source_document, text
 
 QUIZ = make_quiz(15)
@@ -364,3 +364,69 @@ def test_given_validation_when_repeated_then_deterministic() -> None:
     quiz = copy.deepcopy(_all_at(15, 0))
     contract = QuizContract(questions=15, source=SOURCE)
     assert contract.validate(text(quiz)) == contract.validate(text(quiz))
+
+
+def _stem(i: int) -> str:
+    return QUIZ["questions"][i]["question"]
+
+
+@pytest.mark.parametrize(
+    ("stem", "exact"),
+    [
+        (_stem(2), True),  # a copy
+        ("  which NAME is sample 2 of the collection catalogued under  ?", True),  # case, spaces, punctuation
+        ("Under which name is sample 2 of the collection catalogued?", True),  # the same words moved
+        ("Which name is sample 2 of the whole collection catalogued under?", False),  # one word added
+    ],
+)
+def test_given_a_repeated_stem_when_validated_then_the_later_question_is_a_duplicate(
+    stem: str, exact: bool
+) -> None:
+    # Given a quiz whose question 9 repeats question 2 (same or nearly the same words)
+    quiz = changed(QUIZ, 9, question=stem)
+    # When it is validated, Then question 9, the later one, is the one to regenerate
+    verdict = QuizContract(questions=15, source=SOURCE).validate(text(quiz))
+    assert [(f.code, f.pointer) for f in verdict.failures] == [("duplicate_question", "/questions/9")]
+    message = verdict.failures[0].message
+    assert "question 3" in message and message.startswith(
+        "This question repeats" if exact else "This question nearly"
+    )
+
+
+def test_given_stems_that_differ_in_their_point_when_validated_then_no_duplicate() -> None:
+    # Given parallel questions about different samples, and a pair that differs by one swapped word
+    short = changed(
+        changed(QUIZ, 0, question="Which gas do plants absorb in daylight?"),
+        1,
+        question="Which gas do plants release in daylight?",
+    )
+    # Then neither is a repeat at the packaged threshold
+    assert _failures(short) == []
+
+
+@pytest.mark.parametrize(
+    ("rules", "flagged"),
+    [
+        ({}, False),
+        ({"duplicate_stem_similarity": 0.7}, True),
+        ({"duplicate_stem_similarity": 0.7, "forbid_duplicate_questions": False}, False),
+    ],
+)
+def test_given_the_similarity_threshold_from_config_then_it_decides(
+    rules: dict[str, Any], flagged: bool
+) -> None:
+    quiz = changed(
+        changed(QUIZ, 0, question="Which gas do plants absorb in daylight?"),
+        1,
+        question="Which gas do plants release in daylight?",
+    )
+    failures = _failures(quiz, rules=rules)
+    assert (("duplicate_question", "/questions/1") in failures) == flagged
+    assert flagged or failures == []
+
+
+def test_given_three_copies_then_each_later_copy_points_at_the_first() -> None:
+    quiz = changed(changed(QUIZ, 4, question=_stem(1)), 11, question=_stem(1))
+    verdict = QuizContract(questions=15, source=SOURCE).validate(text(quiz))
+    assert [f.pointer for f in verdict.failures] == ["/questions/4", "/questions/11"]
+    assert all("question 2 " in f.message for f in verdict.failures)

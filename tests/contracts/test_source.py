@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts.source import SourceText, fold
+from suture.contracts.source import SourceText, fold
 
 words = st.sampled_from(["ab", "cd", "ef", "a", "b", "\u201cq\u201d", "é"])
 separators = st.sampled_from([" ", "  ", "\n", "\t "])

@@ -113,17 +113,14 @@ def assert_each_ended_once(
 @pytest.fixture
 def password_redis(tmp_path: Any) -> Iterator[Callable[[str], str]]:
     """Factory: ``password_redis(password)`` starts a redis-server with ``requirepass`` -> its URL with the password."""
-    import shutil
     import subprocess
 
-    from tests.fixtures.redis_server import free_port
+    from tests.fixtures.redis_server import free_port, redis_server_binary
 
     processes: list[subprocess.Popen[bytes]] = []
 
     def start(password: str) -> str:
-        binary = shutil.which("redis-server")
-        if binary is None:
-            pytest.skip("redis-server is not on PATH")
+        binary = redis_server_binary()
         port = free_port()
         command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(tmp_path)]
         command += ["--save", "", "--appendonly", "no", "--requirepass", password]

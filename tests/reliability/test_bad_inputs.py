@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
-from config.settings import ConfigError, load_settings
-from contracts.pointer import parse_pointer
-from contracts.quiz import QuizContract
-from tasks.policy import PolicyError, load_policy
-from workers.cli import main
-from workers.documents import InputIssue, Section, iter_documents
+from suture.config.settings import ConfigError, load_settings
+from suture.contracts.pointer import parse_pointer
+from suture.contracts.quiz import QuizContract
+from suture.tasks.policy import PolicyError, load_policy
+from suture.workers.cli import main
+from suture.workers.documents import InputIssue, Section, iter_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "data" / "bad_inputs"
@@ -172,7 +172,7 @@ def test_real_suture_process_never_shows_a_traceback(no_model: Path, argv: list[
     # Given the installed entry point run as a user would
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
     done = subprocess.run(
-        [sys.executable, "-m", "workers", *argv],
+        [sys.executable, "-m", "suture", *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,

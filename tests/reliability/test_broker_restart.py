@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
+from suture.workers.producer import JobHandle, enqueue
+from suture.workers.runtime.app import configure
 from tests.fixtures.redis_server import RedisServer
 from tests.fixtures.workers import CeleryStack
 from tests.reliability.conftest import KeyedWebhook, trace_problems, varied_document, wait_until
 from tests.reliability.soak_report import write_section
-from workers.celery_app import configure
-from workers.producer import JobHandle, enqueue
 
 pytestmark = pytest.mark.integration
 

@@ -17,11 +17,17 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contracts.errors import PointerError
-from contracts.failure import Failure
-from contracts.pointer import expand, format_pointer, get, is_prefix, merge, parse_pointer, splice
-from contracts.preserve import merge_with_preserve
-from tasks.prompts import canonical_json, redact_messages, retry_messages, slice_messages
+from suture.contracts.errors import PointerError
+from suture.contracts.failure import Failure
+from suture.contracts.pointer import expand, format_pointer, get, is_prefix, merge, parse_pointer, splice
+from suture.contracts.preserve import merge_with_preserve
+from suture.tasks.prompts import (
+    SliceParts,
+    canonical_json,
+    redact_messages,
+    retry_messages,
+    slice_messages,
+)
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -207,7 +213,8 @@ def test_prompt_builders_never_raise_and_redaction_removes_every_secret(
     text = source + " ".join(hidden)
     # When the retry and slice prompts are built and redacted
     retry = retry_messages("system " + " ".join(hidden), text, output, found)
-    sliced = slice_messages("sys", text, "/questions/0", output, {"parent": output}, text, found, [text])
+    parts = SliceParts("/questions/0", output, (text,), text, "", output, found, [text])
+    sliced = slice_messages("sys", parts)
     for messages in (retry, sliced):
         redacted = redact_messages(messages, hidden)
         # Then every failure is listed, and no secret survives anywhere

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from tasks.policy import load_policy
+from suture.tasks.policy import load_policy
+from suture.workers.producer import enqueue
+from suture.workers.runtime.app import configure
+from suture.workers.simulator import get_profile
 from tests.fixtures.workers import CeleryStack
 from tests.reliability.conftest import FINAL, varied_document
 from tests.reliability.soak_report import write_section
-from workers.celery_app import configure
-from workers.producer import enqueue
-from workers.simulator import get_profile
 
 pytestmark = pytest.mark.integration
 

@@ -20,13 +20,13 @@ from typing import Any
 import pytest
 import redis
 
+from suture.workers.producer import enqueue
+from suture.workers.reports.batch_report import BatchReport
+from suture.workers.runtime.app import configure
 from tests.fixtures.flower import FlowerServer, start_flower, stop_flower
 from tests.fixtures.sentry_endpoint import PUBLIC_KEY, SentryEndpoint
 from tests.fixtures.workers import CeleryStack
 from tests.reliability.conftest import varied_document, wait_until
-from workers.celery_app import configure
-from workers.producer import enqueue
-from workers.report import BatchReport
 
 pytestmark = pytest.mark.integration
 

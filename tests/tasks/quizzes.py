@@ -10,9 +10,9 @@ import copy
 import json
 from typing import Any
 
-from config.settings import ModelPrice
-from tasks.calls import ModelReply, Usage
-from tasks.engine import EngineOptions, JobSpec
+from suture.config.settings import ModelPrice
+from suture.tasks.calls import ModelReply, Usage
+from suture.tasks.engine import EngineOptions, JobSpec
 
 PLACES = ["Alpha", "Bravo", "Delta", "Gamma", "Kappa", "Sigma", "Omega", "Theta"]
 PRICES = {

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from config.settings import load_settings
-from tasks.engine import (
+from suture.config.settings import load_settings
+from suture.tasks.engine import (
     EngineError,
     Finish,
     JobState,
@@ -21,10 +21,8 @@ from tasks.engine import (
     result,
     start,
 )
-from tasks.policy import Policy, Step, load_policy
+from suture.tasks.policy import Policy, Step, load_policy
 from tests.tasks import quizzes as q
-
-PRESERVE = ("correct_answer_index", "correct_answer_text")
 
 
 @pytest.fixture(scope="module")
@@ -112,11 +110,14 @@ def test_surgical_repair_leaves_other_questions_byte_identical(
     # Given a first output with k imbalanced questions
     broken = q.imbalance(q.valid_quiz(), failing)
     state = full(start(q.spec()), default_policy, broken)
-    # When the surgical step runs, one slice per failing question
+    # When the surgical step runs, one slice per failing question: its option list, the smallest failing path
     action = next_action(state, default_policy)
     assert isinstance(action, RunSurgical)
-    assert list(action.calls) == [f"/questions/{i}" for i in failing]
-    replies = {p: q.slice_reply(fixed_question(action.sent_values[p])) for p in action.calls}
+    assert list(action.calls) == [f"/questions/{i}/options" for i in failing]
+    replies = {
+        f"/questions/{i}/options": q.slice_reply(fixed_question(broken["questions"][i])["options"])
+        for i in failing
+    }
     state = apply_surgical(state, action, replies)
     res = finished(state, default_policy)
     # Then the quiz is delivered, the untouched questions byte-identical, the patch only inside targets
@@ -126,20 +127,23 @@ def test_surgical_repair_leaves_other_questions_byte_identical(
             assert json.dumps(question) == json.dumps(broken["questions"][i])
     surgical = res["attempts"][1]
     assert surgical["mode"] == "surgical" and surgical["targets"] == list(action.calls)
-    assert all(any(op["path"].startswith(f"/questions/{i}/") for i in failing) for op in surgical["patch"])
+    assert all(
+        any(op["path"].startswith(f"/questions/{i}/options/") for i in failing) for op in surgical["patch"]
+    )
 
 
 def test_preserve_violation_is_rolled_back_alone() -> None:
-    # Given two failing questions, and a slice for /questions/3 that moves its correct answer
-    policy = Policy(
-        name="p", steps=(Step(mode="full"), Step(mode="surgical", target="parent", preserve=PRESERVE))
-    )
+    # Given two failing questions, and a slice for /questions/3 that changes its correct answer (the
+    # quiz contract keeps a repaired question's correct_answer_text; the policy names no invariant)
+    policy = Policy(name="p", steps=(Step(mode="full"), Step(mode="surgical", target="parent")))
     broken = q.imbalance(q.valid_quiz(), [3, 6])
     state = full(start(q.spec()), policy, broken)
     action = next_action(state, policy)
     assert isinstance(action, RunSurgical)
+    assert action.preserve == ["/questions/3/correct_answer_text", "/questions/6/correct_answer_text"]
     bad = fixed_question(action.sent_values["/questions/3"])
     bad["correct_answer_index"] = 0
+    bad["correct_answer_text"] = bad["options"][0]
     replies = {
         "/questions/3": q.slice_reply(bad),
         "/questions/6": q.slice_reply(fixed_question(action.sent_values["/questions/6"])),
@@ -157,15 +161,18 @@ def test_preserve_violation_is_rolled_back_alone() -> None:
 
 
 def test_slice_that_breaks_a_whole_output_rule_is_not_kept() -> None:
-    # Given 4 questions with answers at positions 0,1,2,2 and a policy without preserve rules
+    # Given 4 questions with answers at positions 0,1,2,2 and a policy without preserve rules of its own
     policy = Policy(name="no-preserve", steps=(Step(mode="full"), Step(mode="surgical", target="parent")))
     quiz = {"title": "Storage report", "questions": [q.question(i, p) for i, p in enumerate([0, 1, 2, 2])]}
     broken = q.imbalance(quiz, [0])
     state = full(start(q.spec(4)), policy, broken)
     action = next_action(state, policy)
     assert isinstance(action, RunSurgical)
-    # When the slice fixes the imbalance but moves the answer to position 2 (now 3 of 4 answers there)
-    moved = q.question(0, 2)
+    # When the slice fixes the imbalance but moves the answer (its text kept) to position 2: 3 of 4 there
+    moved = fixed_question(broken["questions"][0])
+    options = moved["options"]
+    options[0], options[2] = options[2], options[0]
+    moved["correct_answer_index"] = 2
     state = apply_surgical(state, action, {"/questions/0": q.slice_reply(moved)})
     # Then re-validating the whole quiz finds the skew, the merge is not kept, the old output stands
     record = state.attempts[-1]
@@ -206,7 +213,7 @@ def test_refusal_stops_the_chain_at_once(default_policy: Policy, refusal_reply: 
 def test_retry_attaches_the_example_tier_for_the_failure_kind(
     first: dict[str, Any], accepted: bool, tier: int
 ) -> None:
-    from contracts.examples import AcceptedOutput
+    from suture.contracts.examples import AcceptedOutput
 
     # Given a two-step full chain with feedback and examples, and a first reply failing in one way
     policy = Policy(name="two", steps=(Step(mode="full"), Step(mode="full", model="gpt-5-mini")))
@@ -233,6 +240,7 @@ def test_budget_exhaustion_soft_delivers_instead_of_escalating(default_policy: P
     res = finished(state, policy)
     # Then it stops on the budget and soft-delivers the output it has
     assert res["status"] == "soft_delivered" and "budget" in res["reason"]
+    assert res["cause"] == "budget"
     assert len(res["attempts"]) == 1
 
 
@@ -249,6 +257,7 @@ def test_soft_delivery_returns_the_best_attempt_not_the_last(full_only: Policy) 
     assert res["output"] == better
     assert [f["pointer"] for f in res["failures"]] == ["/questions/0/options"]
     assert "#1" in res["reason"]
+    assert res["cause"] == "exhausted"
 
 
 def test_fully_unparseable_run_fails_with_nothing_delivered(full_only: Policy) -> None:
@@ -257,6 +266,7 @@ def test_fully_unparseable_run_fails_with_nothing_delivered(full_only: Policy) -
     res = finished(state, full_only)
     assert res["status"] == "failed" and res["output"] is None
     assert "no attempt produced a parseable output" in res["reason"]
+    assert res["cause"] == "invalid_output"
     assert {f["kind"] for f in res["failures"]} <= {"parse", "truncated", "empty"}
 
 
@@ -275,7 +285,7 @@ def test_identical_prompt_is_never_sent_twice_to_the_same_model() -> None:
 
 def test_surgery_retries_an_item_once_with_its_rejected_repair_then_stops() -> None:
     # Given three identical surgical nano steps, and a slice that keeps coming back unchanged
-    surgical = Step(mode="surgical", target="parent", preserve=PRESERVE)
+    surgical = Step(mode="surgical", target="parent")
     policy = Policy(
         name="p",
         steps=(Step(mode="full"), surgical, surgical, surgical, Step(mode="full", model="gpt-5-mini")),
@@ -306,16 +316,16 @@ def test_unparseable_and_error_slices_are_just_not_applied(default_policy: Polic
     action = next_action(state, default_policy)
     assert isinstance(action, RunSurgical)
     replies = {
-        "/questions/1": q.reply(text="{not json"),
-        "/questions/2": q.reply(text="", error="HTTP 503 after retries", error_kind="unavailable"),
-        "/questions/3": q.slice_reply(fixed_question(action.sent_values["/questions/3"])),
+        "/questions/1/options": q.reply(text="{not json"),
+        "/questions/2/options": q.reply(text="", error="HTTP 503 after retries", error_kind="unavailable"),
+        "/questions/3/options": q.slice_reply(fixed_question(broken["questions"][3])["options"]),
     }
     state = apply_surgical(state, action, replies)
     statuses = {s.pointer: s.status for s in state.attempts[-1].slices}
     assert statuses == {
-        "/questions/1": "unparseable",
-        "/questions/2": "transport_error",
-        "/questions/3": "applied",
+        "/questions/1/options": "unparseable",
+        "/questions/2/options": "transport_error",
+        "/questions/3/options": "applied",
     }
     assert state.best is not None and len(state.best.failures) == 2
 
@@ -324,6 +334,29 @@ def test_terminal_transport_error_fails_the_job(default_policy: Policy) -> None:
     state = full(start(q.spec()), default_policy, text="", error="invalid api key", error_kind="auth")
     res = finished(state, default_policy)
     assert res["status"] == "failed" and "auth" in res["reason"]
+    assert res["cause"] == "auth"
+
+
+@pytest.mark.parametrize(("kind", "cause"), [("bad_request", "bad_request"), ("not_found", "bad_request")])
+def test_a_rejected_request_fails_the_job_with_cause_bad_request(
+    default_policy: Policy, kind: str, cause: str
+) -> None:
+    state = full(start(q.spec()), default_policy, text="", error="HTTP 400", error_kind=kind)
+    assert finished(state, default_policy)["cause"] == cause
+
+
+def test_a_provider_down_for_every_attempt_fails_the_job_as_provider_unavailable(full_only: Policy) -> None:
+    # Given every attempt of the chain ended in a retryable transport error (retries exhausted)
+    state = full(start(q.spec()), full_only, text="", error="HTTP 503", error_kind="unavailable")
+    state = full(state, full_only, text="", error="HTTP 503", error_kind="unavailable")
+    # Then the job fails, and says the provider was unavailable rather than the output invalid
+    res = finished(state, full_only)
+    assert (res["status"], res["cause"]) == ("failed", "provider_unavailable")
+
+
+def test_a_delivered_job_has_no_cause(default_policy: Policy) -> None:
+    state = full(start(q.spec()), default_policy, q.valid_quiz())
+    assert finished(state, default_policy)["cause"] is None
 
 
 def test_applying_an_attempt_twice_is_a_no_op_and_state_round_trips(default_policy: Policy) -> None:

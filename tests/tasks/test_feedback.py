@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tasks.engine import (
+from suture.tasks.engine import (
     EngineError,
     Finish,
     JobState,
@@ -22,8 +22,8 @@ from tasks.engine import (
     resume,
     start,
 )
-from tasks.feedback import MAX_FEEDBACK_CHARS
-from tasks.policy import Policy, Step
+from suture.tasks.feedback import MAX_FEEDBACK_CHARS
+from suture.tasks.policy import Policy, Step
 from tests.tasks import quizzes as q
 
 FULL_ONLY = Policy(

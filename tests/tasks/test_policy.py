@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from config.settings import Settings, load_settings
-from contracts.failure import Failure
-from tasks.policy import Policy, PolicyError, Step, StepContext, load_policy, policy_from_mapping
+from suture.config.settings import Settings, load_settings
+from suture.contracts.failure import Failure
+from suture.tasks.policy import Policy, PolicyError, Step, StepContext, load_policy, policy_from_mapping
 
 
 @pytest.fixture(scope="module")
@@ -21,10 +21,14 @@ def test_default_policy_loads_from_settings(settings: Settings) -> None:
     policy = load_policy(None, settings)
     assert policy.name == "default"
     assert [s.mode for s in policy.steps] == ["full", "surgical", "surgical", "surgical", "full", "surgical"]
-    assert [s.model for s in policy.steps][:4] == ["gpt-5-nano", "gpt-5-nano", "gpt-5-mini", "gpt-5-nano"]
+    assert [s.model for s in policy.steps][:4] == ["gpt-5-nano", "gpt-5-nano", "gpt-5-nano", "gpt-5-mini"]
     # Six steps: a first try and five retries, the most the settings allow (max_retries 0-5).
     assert policy.attempt_cap == 6
-    assert policy.steps[1].preserve == ("correct_answer_text",)
+    # The policy chooses steps only: what a repair keeps is the contract's (Contract.invariants).
+    assert all(step.preserve == () for step in policy.steps)
+    # The first surgical pass regenerates the smallest failing paths
+    assert policy.steps[1].target == "smallest"
+    assert policy.fixers and not load_policy("full-only", settings).fixers
     assert policy.attempt_cap == len(policy.steps)
 
 
@@ -118,3 +122,66 @@ def test_python_policies_take_callables_for_when_target_and_prompt() -> None:
     assert policy.steps[1].instructions("Repair.") == "Repair. Be brief."
     with pytest.raises(PolicyError, match="field 'when'"):
         Policy(name="py", steps=(Step(mode="full"), Step(mode="surgical", when="always")))  # type: ignore[arg-type]
+
+
+def test_a_policy_naming_an_invariant_the_contract_declares_fits(settings: Settings) -> None:
+    from suture.contracts.quiz import QuizContract
+    from suture.tasks.policy_choice import check_fit
+
+    policy = policy_from_mapping(
+        "old-style",
+        {
+            "steps": [
+                {"mode": "full"},
+                {"mode": "surgical", "target": "parent", "preserve": ["correct_answer_text"]},
+            ]
+        },
+        settings,
+    )
+    check_fit(policy, QuizContract)  # no error: the quiz keeps it under every question it repairs
+
+
+def test_a_policy_naming_what_the_contract_does_not_declare_is_refused_in_one_line(
+    settings: Settings,
+) -> None:
+    from suture.contracts.quiz import QuizContract
+    from suture.tasks.policy_choice import PolicyMismatch, check_fit
+
+    # Given a policy whose surgical step pins a value the quiz contract does not declare
+    policy = policy_from_mapping(
+        "pinning", {"steps": [{"mode": "full"}, {"mode": "surgical", "preserve": ["explanation"]}]}, settings
+    )
+
+    # When it is checked against the quiz contract
+    with pytest.raises(PolicyMismatch) as caught:
+        check_fit(policy, QuizContract)
+
+    # Then the one line names the policy, the contract and the unknown name
+    text = str(caught.value)
+    assert "'pinning'" in text and "'quiz'" in text and "'explanation'" in text and "\n" not in text
+
+
+def test_settings_whose_policy_does_not_fit_are_refused_at_load(settings: Settings) -> None:
+    from suture.tasks.policy_choice import PolicyMismatch, check_configured_policies
+
+    bad = settings.model_copy(
+        update={
+            "policies": {
+                **settings.policies,
+                "pinning": {"steps": [{"mode": "full"}, {"mode": "surgical", "preserve": ["explanation"]}]},
+            }
+        }
+    )
+    assert check_configured_policies(settings) is settings
+    with pytest.raises(PolicyMismatch, match="pinning"):
+        check_configured_policies(bad)
+
+
+def test_a_job_runs_its_policy_else_the_settings_else_its_contracts(settings: Settings) -> None:
+    from suture.tasks.policy_choice import policy_name
+
+    assert policy_name("full-only", "quiz", settings) == "full-only"
+    assert (
+        policy_name(None, "quiz", settings.model_copy(update={"default_policy": "full-only"})) == "full-only"
+    )
+    assert policy_name(None, "quiz", settings) == "default"  # settings.default_policy is null by default

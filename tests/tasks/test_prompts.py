@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contracts.failure import Failure
-from tasks.prompts import DELTA_INSTRUCTION, canonical_json, redact, redact_messages, retry_prompt
+from suture.contracts.failure import Failure
+from suture.tasks.prompts import DELTA_INSTRUCTION, canonical_json, redact, redact_messages, retry_prompt
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from config.settings import Settings, load_settings
-from contracts.registry import get_contract
-from tasks.engine import EngineOptions, JobSpec
-from tasks.policy import load_policy
-from tasks.runner import run_inline
+from suture.config.settings import Settings, load_settings
+from suture.contracts.registry import get_contract
+from suture.tasks.engine import EngineOptions, JobSpec
+from suture.tasks.policy import load_policy
+from suture.tasks.runner import run_inline
+from suture.workers.model.client import ModelClient
 from tests.fixtures.scripted_model import document, quiz
-from workers.model_client import ModelClient
 
 RESULT_KEYS = {
     "job_id",
@@ -90,7 +90,7 @@ def test_surgical_repair_over_http_keeps_other_questions_byte_identical(
     first = quiz(15, k)["questions"]
     for i in range(k, 15):
         assert json.dumps(final["output"]["questions"][i]) == json.dumps(first[i])
-    assert final["attempts"][1]["targets"] == [f"/questions/{i}" for i in range(k)]
+    assert final["attempts"][1]["targets"] == [f"/questions/{i}/options" for i in range(k)]
     assert set(final) >= RESULT_KEYS and all(set(a) >= ATTEMPT_KEYS for a in final["attempts"])
 
 

@@ -11,15 +11,15 @@ import pytest
 import yaml
 from pydantic import AliasChoices, BaseModel
 
-from config.settings import Settings
-from workers.cli import build_parser
+from suture.config.settings import Settings
+from suture.workers.cli import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
 SERVICES: dict[str, dict[str, Any]] = COMPOSE["services"]
 
 # Names compose itself or Flower reads; everything else must be a suture setting.
-NON_SETTINGS_ENV = {"REDIS_PASSWORD", "REDISCLI_AUTH", "FLOWER_BASIC_AUTH"}
+NON_SETTINGS_ENV = {"REDIS_PASSWORD", "REDISCLI_AUTH", "FLOWER_BASIC_AUTH", "FLOWER_BIND"}
 
 
 def settings_env_names(model: type[BaseModel] = Settings, prefix: str = "SUTURE_") -> set[str]:
@@ -56,9 +56,9 @@ def test_every_service_command_exists_in_the_cli(service: str) -> None:
         assert parsed.command == args[0]
         assert callable(parsed.func)
     elif program == "celery":
-        assert args[:2] == ["-A", "workers"]
+        assert args[:2] == ["-A", "suture.workers"]
         assert args[2] in {"worker", "flower"}
-        assert importlib.import_module("workers.celery").app.main is not None
+        assert importlib.import_module("suture.workers.celery").app.main is not None
     else:
         assert program == "redis-server", f"{service} runs an unknown program {program}"
 
@@ -93,6 +93,22 @@ def test_worker_scales_and_flower_requires_auth_and_simulator_is_optional() -> N
     assert ":?" in flower["environment"]["FLOWER_BASIC_AUTH"]
     assert simulator["profiles"] == ["simulator"]
     assert "worker" not in simulator.get("profiles", [])
+
+
+def test_flower_publishes_on_loopback_unless_configured_otherwise() -> None:
+    # Given the compose file's Flower ports, with FLOWER_BIND unset
+    ports = SERVICES["flower"]["ports"]
+    # Then each binds the host's loopback by default, and only FLOWER_BIND can change that
+    assert ports == ["${FLOWER_BIND:-127.0.0.1}:5555:5555"]
+
+
+def test_the_api_serves_on_loopback_with_a_health_check_and_keys_from_env() -> None:
+    api = SERVICES["api"]
+    parsed = build_parser().parse_args(api["command"][1:])
+    assert parsed.command == "serve" and parsed.port == 8080
+    assert all(port.startswith("127.0.0.1:") for port in api["ports"])
+    assert "/healthz" in " ".join(api["healthcheck"]["test"])
+    assert "SUTURE_API__KEYS" in env_example_names()
 
 
 def test_no_secret_is_hard_coded_in_compose() -> None:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from config.settings import Settings
+from suture.config.settings import Settings
+from suture.workers.producer import BrokerUnavailable, InvalidJob, JobTimeout, enqueue, get_job
+from suture.workers.runtime.app import CeleryConfigError, check_time_limits, configure
+from suture.workers.store.job_store import JobNotFound
+from tests.fixtures.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.redis_server import RedisServer, free_port
 from tests.fixtures.workers import REPO, CeleryStack
-from tests.workers.inline_flow import ScriptedCaller, drain, inline_flow, new_job
-from workers.celery_app import CeleryConfigError, check_time_limits, configure
-from workers.producer import BrokerUnavailable, InvalidJob, JobTimeout, enqueue, get_job
-from workers.store import JobNotFound
 
 DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins. Secret-looking text 7f3a."
 
@@ -58,7 +58,7 @@ def test_same_idempotency_key_gives_the_same_job(stack: CeleryStack) -> None:
 
 
 @pytest.mark.parametrize(
-    ("document", "questions", "problem"), [("  ", None, "empty"), (DOCUMENT, 0, "at least 1")]
+    ("document", "questions", "problem"), [("  ", None, "empty"), (DOCUMENT, 0, "from 1 to 100")]
 )
 def test_bad_jobs_are_refused_before_anything_is_stored(
     stack: CeleryStack, document: str, questions: int | None, problem: str
@@ -100,20 +100,24 @@ def test_producer_import_starts_nothing() -> None:
         "SUTURE_REDIS_URL": "redis://127.0.0.1:1/0",
         "SUTURE_BROKER_URL": "redis://127.0.0.1:1/0",
     }
-    code = "import workers.producer, sys; sys.exit(0 if 'celery' not in sys.modules else 3)"
+    code = "import suture.workers.producer, sys; sys.exit(0 if 'celery' not in sys.modules else 3)"
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, timeout=60)
     assert done.returncode == 0, done.stderr.decode()
 
 
 def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack, tmp_path: Path) -> None:
     source = tmp_path / "doc.txt"
-    source.write_text(DOCUMENT)
+    source.write_text(DOCUMENT * 2)  # the CLI reads it as `generate` does: at least batch.min_document_chars
     enqueued = stack.cli("enqueue", str(source), "--questions", "2", "--idempotency-key", "k")
     assert enqueued.returncode == 0, enqueued.stderr
     job_id = enqueued.stdout.strip()
     assert enqueued.stdout == f"{job_id}\n" and len(job_id) == 32
     assert stack.cli("status", job_id).stdout == "queued\n"
-    assert stack.cli("enqueue", str(source), "--idempotency-key", "k").stdout.strip() == job_id
+    again = stack.cli("enqueue", str(source), "--questions", "2", "--idempotency-key", "k")
+    assert again.stdout.strip() == job_id
+    # The same key with another request is refused, naming the key and its job
+    other = stack.cli("enqueue", str(source), "--idempotency-key", "k")
+    assert other.returncode == 2 and "k" in other.stderr and job_id in other.stderr
 
 
 @pytest.mark.parametrize(
@@ -122,6 +126,9 @@ def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack,
         (("enqueue", "/no/such/file.txt"), "no such file"),
         (("status", "nope"), "no such job: nope"),
         (("result", "nope", "--timeout", "0.1"), "no such job: nope"),
+        (("enqueue", "README.md", "--callback", "https://169.254.169.254/x"), "(metadata address)"),
+        (("enqueue", "README.md", "--callback", "gopher://example.org:70/"), "scheme 'gopher'"),
+        (("enqueue", "README.md", "--callback", "suture.watchdog"), "webhook.allowed_tasks"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(stack: CeleryStack, args: tuple[str, ...], message: str) -> None:
@@ -175,7 +182,7 @@ def test_cli_enqueue_with_the_broker_down_exits_2_with_one_line(
     broker_down: tuple[CeleryStack, int], tmp_path: Path
 ) -> None:
     source = tmp_path / "doc.txt"
-    source.write_text(DOCUMENT)
+    source.write_text(DOCUMENT * 2)  # the CLI reads it as `generate` does: at least batch.min_document_chars
     done = broker_down[0].cli("enqueue", str(source))
     assert done.returncode == 2
     assert done.stdout == ""
@@ -193,5 +200,5 @@ def test_a_stored_job_whose_first_message_never_went_out_is_sent_by_the_stall_nu
     flow.watchdog(now_s=time.time() + flow.settings.worker.stall_s + 1)
     # Then only the late run re-sends its first attempt, and the job runs to delivery
     assert (early, dispatcher.sent) == ([], [("attempt", (job_id, 1))])
-    assert drain(flow, dispatcher) == ["applied"]
+    assert drain(flow, dispatcher) == ["delivered"]
     assert flow.store.status(job_id) == "delivered"

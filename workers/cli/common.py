@@ -1,19 +1,113 @@
-"""Small helpers every subcommand shares: loading settings as a usage error, and argument types."""
+"""Small helpers every subcommand shares: settings as a usage error, the document reader, argument types."""
 
 from __future__ import annotations
 
 import argparse
+import stat
+import sys
+import tempfile
+from pathlib import Path
 
-from config.settings import ConfigError, Settings, load_settings
-from workers.cli import UsageError
+from suture.config.settings import ConfigError, Settings, load_settings
+from suture.workers.cli import UsageError
+
+STDIN = "-"
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    """The effective settings for this command; a bad config file is a one-line usage error (exit 2)."""
+    """The effective settings for this command; a bad config file or a configured policy that cannot
+    run (or names what a contract does not declare) is a one-line usage error (exit 2)."""
+    from suture.tasks.policy import PolicyError
+    from suture.tasks.policy_choice import check_configured_policies
+
     try:
-        return load_settings(getattr(args, "config", None))
+        return check_configured_policies(load_settings(getattr(args, "config", None)))
+    except (ConfigError, PolicyError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def producer_settings(args: argparse.Namespace) -> Settings:
+    """The settings of a command that talks to a broker: as configured, else the running `suture up`.
+
+    Neither is a one-line usage error naming the ways out (``suture.workers.local.discovery``).
+    """
+    from suture.workers.local.discovery import resolve
+
+    try:
+        return resolve(settings_from(args))
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def read_bounded(name: str, limit: int, *, setting: str = "max_input_bytes") -> bytes:
+    """The bytes of file ``name`` (``-``: standard input), refusing more than ``limit`` before reading them all.
+
+    A regular file is refused by its size before it is opened; a device, pipe or stdin is read up to
+    ``limit`` + 1 bytes, never more (``/dev/zero`` included). Every refusal is a UsageError naming the setting.
+    """
+    too_large = f"{name}: more than {limit:,} bytes ({setting}); nothing past that was read"
+    data = sys.stdin.buffer.read(limit + 1) if name == "-" else _read_file_bounded(Path(name), limit, setting)
+    if len(data) > limit:
+        raise UsageError(too_large)
+    return data
+
+
+def _read_file_bounded(path: Path, limit: int, setting: str) -> bytes:
+    try:
+        info = path.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise UsageError(f"is a directory, not a file: {path}")
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            raise UsageError(f"{path} is {info.st_size:,} bytes, over {setting}={limit:,}; it was not read")
+        with path.open("rb") as stream:
+            return stream.read(limit + 1)
+    except FileNotFoundError:
+        raise UsageError(f"file not found: {path}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def read_document(name: str, settings: Settings) -> str:
+    """The text of a document file (.pdf, .md, .txt; all sections joined) or of standard input (``-``),
+    read as ``suture batch`` reads files; an unusable one is a UsageError naming why."""
+    if name == STDIN:
+        return _read_stdin(settings)
+    return _read_file(Path(name), settings)
+
+
+def _read_stdin(settings: Settings) -> str:
+    data = read_bounded(STDIN, settings.max_input_bytes)  # never more than the limit is read
+    # Spooled to a file named for what it holds, so standard input goes through the same reader.
+    suffix = ".pdf" if data.lstrip()[:5] == b"%PDF-" else ".txt"
+    with tempfile.TemporaryDirectory(prefix="suture-stdin-") as folder:
+        path = Path(folder) / f"stdin{suffix}"
+        path.write_bytes(data)
+        return _read_file(path, settings, label="standard input")
+
+
+def _read_file(path: Path, settings: Settings, *, label: str | None = None) -> str:
+    from suture.workers.documents import DocumentError, InputIssue, iter_documents
+
+    if not path.is_file():
+        raise UsageError(f"file not found: {path}")
+    size_b, limit = path.stat().st_size, settings.max_input_bytes
+    if label is None and size_b > limit:  # refused by its size, unread (as enqueue refuses the text)
+        raise UsageError(f"{path} is {size_b:,} bytes, over max_input_bytes={limit:,}; it was not read")
+    texts: list[str] = []
+    try:
+        for item in iter_documents([path], settings.batch):
+            if isinstance(item, InputIssue):
+                if item.skipped:
+                    raise UsageError(
+                        str(item) if label is None else f"{label}: skipped: {item.reason}: {item.detail}"
+                    )
+                continue
+            texts.append(item.text)
+    except DocumentError as exc:
+        raise UsageError(str(exc)) from None
+    if not texts:
+        raise UsageError(f"{label or path}: no text to work from")
+    return "\n\n".join(texts)
 
 
 def positive_int(text: str) -> int:

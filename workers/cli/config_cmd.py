@@ -3,7 +3,8 @@
 Sources, highest first: ``cli`` (``--set KEY=VALUE``), ``env`` (``SUTURE_*`` and the conventional
 ``OPENAI_API_KEY``/``OPENAI_BASE_URL``/``SENTRY_DSN``), ``yaml`` (``--config``, ``$SUTURE_CONFIG``
 or ./suture.yaml), ``default`` (the packaged config/defaults.yaml or the code's default).
-Secret values never print: API keys and DSNs show as ``***``, passwords inside URLs are masked.
+Secret values never print: API keys and DSNs show as ``***``; credentials inside URLs, in any form
+(``user:pass@``, ``?password=``), are masked by ``suture.config.redaction``.
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel
 
-from config.settings import DEFAULTS_FILE, ConfigError, Settings, load_settings, user_config_file
-from workers.cli import UsageError
+from suture.config.redaction import MASK, redact
+from suture.config.settings import DEFAULTS_FILE, ConfigError, Settings, load_settings, user_config_file
+from suture.workers.cli import UsageError
 
-MASK = "***"
 SECRET_FIELDS = frozenset({"openai_api_key", "sentry_dsn"})
 ENV_ALIASES = {
     "openai_api_key": ("OPENAI_API_KEY",),
@@ -161,9 +162,7 @@ def _has(tree: Mapping[str, Any], path: list[str]) -> bool:
 
 def _mask(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, str):
-        for secret in sorted(secrets, key=len, reverse=True):
-            value = value.replace(secret, MASK)
-        return value
+        return redact(value, secrets)
     if isinstance(value, dict):
         return {k: _mask(v, secrets) for k, v in value.items()}
     if isinstance(value, list):

@@ -5,6 +5,7 @@ through the engine with the real model client, ``--concurrency`` jobs at a time.
 configured the built-in simulator is started in-process (stderr says so) and the results are
 marked ``simulated``. Writes ``eval.json`` and ``eval.html`` to ``--out`` and prints the table.
 
+``--compare-fixers`` also runs each policy with its deterministic fixers off (``<policy>~no-fixers``).
 ``--suggest`` also runs one-change variants of the given policies (drop a step, swap a model for
 another priced model, add a surgical step) and names the cheapest policy whose valid rate is
 within ``--margin`` percentage points of the best, with the figures that justify it.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -24,14 +26,24 @@ from typing import Any
 
 from rich.console import Console
 
-from config.settings import Settings
-from tasks.policy import Policy, PolicyError, load_policy
-from tasks.policy_variants import variants
-from workers.cli import UsageError
-from workers.cli.common import positive_int, settings_from
-from workers.eval_report import print_table, render_html
-from workers.eval_summary import PolicySummary, suggest
-from workers.evaluation import EvalError, EvalRun, load_dataset, run_eval, settings_note
+from suture.config.settings import Settings
+from suture.contracts.registry import resolve_params
+from suture.tasks.policy import Policy
+from suture.tasks.policy_variants import variants
+from suture.workers.batch.evaluation import (
+    CONTRACT,
+    EvalError,
+    EvalRun,
+    load_dataset,
+    run_eval,
+    settings_note,
+)
+from suture.workers.cli import UsageError
+from suture.workers.cli.common import positive_int, settings_from
+from suture.workers.local import shutdown
+from suture.workers.output_folder import OutputFolder, OutputFolderError, check_out_dir
+from suture.workers.reports.eval_html import print_table, render_html
+from suture.workers.reports.eval_summary import PolicySummary, suggest
 
 DEFAULT_POLICIES = ("full-only", "default")
 SIMULATED_NOTICE = (
@@ -59,6 +71,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--questions", type=positive_int, default=15, help="questions per quiz (default 15)")
     parser.add_argument("--suggest", action="store_true", help="also try simple variants; name the cheapest")
     parser.add_argument(
+        "--compare-fixers",
+        action="store_true",
+        help="also run each policy with its deterministic fixers turned off (named <policy>~no-fixers)",
+    )
+    parser.add_argument(
         "--margin", type=_margin, default=2.0, help="valid-rate margin for --suggest, in points (default 2)"
     )
     parser.add_argument("--concurrency", type=positive_int, default=8, help="jobs run at once (default 8)")
@@ -68,17 +85,23 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+OUTPUT_NAMES = ("eval.json", "eval.html")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print it, write eval.json and eval.html; see the module doc for exit codes."""
     settings = settings_from(args)
-    policies = _policies(args.policy or list(DEFAULT_POLICIES), settings)
+    policies = _policies(args.policy or list(DEFAULT_POLICIES), settings, args.questions)
+    if args.compare_fixers:
+        policies = with_and_without_fixers(policies)
     folder = Path(args.dataset)
     dataset = _dataset(folder, settings, args.questions)
     for issue in dataset.issues:
         print(f"suture: {issue}", file=sys.stderr)
     out_dir = _out_dir(Path(args.out))
+    shutdown.current().farewell(lambda: _farewell(out_dir))
     with _model_endpoint(settings, args.latency_scale) as (settings, simulated, scale):
-        from workers.model_client import get_model_client
+        from suture.workers.model.client import get_model_client
 
         caller = get_model_client(settings).call
         extra = variants(policies, sorted(settings.prices)) if args.suggest else []
@@ -96,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         )
     note = settings_note(
         settings,
+        contract=CONTRACT,
+        contract_params=resolve_params(CONTRACT, {"questions": args.questions}, settings),
         simulated=simulated,
         dataset=str(folder),
         documents=len({c.label.split(" §")[0] for c in dataset.cases}),
@@ -113,6 +138,14 @@ def run(args: argparse.Namespace) -> int:
     for error in outcome.errors:
         print(f"suture: job crashed: {error}", file=sys.stderr)
     return 1 if outcome.errors else 0
+
+
+def _farewell(out_dir: Path) -> str:
+    rerun = shutdown.current().rerun()
+    return (
+        f"suture eval: interrupted; nothing was written ({out_dir / 'eval.json'} and eval.html come once "
+        f"every job has run); to go on, rerun: {rerun}"
+    )
 
 
 def build_report(
@@ -138,6 +171,16 @@ def build_report(
     return report
 
 
+def with_and_without_fixers(policies: Sequence[Policy]) -> list[Policy]:
+    """Each policy, followed by a copy with its fixers off (``<name>~no-fixers``) if it runs them."""
+    both: list[Policy] = []
+    for policy in policies:
+        both.append(policy)
+        if policy.fixers:
+            both.append(dataclasses.replace(policy, name=f"{policy.name}~no-fixers", fixers=False))
+    return both
+
+
 def _figures(summaries: dict[str, PolicySummary]) -> dict[str, dict[str, Any]]:
     return {
         n: {"valid_rate": s.valid_rate, "cost_per_valid_usd": s.cost_per_valid_usd}
@@ -145,12 +188,15 @@ def _figures(summaries: dict[str, PolicySummary]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _policies(names: Sequence[str], settings: Settings) -> list[Policy]:
+def _policies(names: Sequence[str], settings: Settings, questions: int) -> list[Policy]:
+    from suture.workers.admission import check_request
+    from suture.workers.errors import InvalidJob
+
     policies: list[Policy] = []
     for name in names:
-        try:
-            policy = load_policy(name, settings)
-        except PolicyError as exc:
+        try:  # what enqueue would refuse: the parameters, an unknown policy, one that does not fit
+            policy = check_request(CONTRACT, {"questions": questions}, name, settings).policy
+        except InvalidJob as exc:
             raise UsageError(str(exc)) from None
         if any(p.name == policy.name for p in policies):
             raise UsageError(f"policy {policy.name!r} is given twice")
@@ -178,17 +224,20 @@ def _dataset(folder: Path, settings: Settings, questions: int) -> Any:
 
 
 def _out_dir(path: Path) -> Path:
+    """The output folder, checked before the model endpoint starts (no link followed, one line if unusable)."""
     try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create {path}: {exc.strerror or exc}") from None
-    return path
+        return check_out_dir(path, OUTPUT_NAMES)
+    except OutputFolderError as exc:
+        raise UsageError(f"--out: {exc}") from None
 
 
 def _write(out_dir: Path, report: dict[str, Any]) -> None:
+    folder = OutputFolder(out_dir)
     try:
-        (out_dir / "eval.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        (out_dir / "eval.html").write_text(render_html(report), encoding="utf-8")
+        folder.write_text("eval.json", json.dumps(report, indent=2) + "\n")
+        folder.write_text("eval.html", render_html(report))
+    except OutputFolderError as exc:
+        raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write to {out_dir}: {exc.strerror or exc}") from None
 
@@ -203,7 +252,7 @@ def _model_endpoint(
             raise UsageError("--latency-scale applies to the simulator only, and a model is configured")
         yield settings, False, None
         return
-    from workers.simulator import start_from_settings
+    from suture.workers.simulator import start_from_settings
 
     scale = settings.simulator.latency_scale if latency_scale is None else latency_scale
     handle = start_from_settings(settings, latency_scale=scale)

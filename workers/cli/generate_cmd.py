@@ -1,9 +1,11 @@
 """``suture generate FILE``: run one job (default: a quiz) on a document and print its result JSON.
 
 ``--inline`` drives the engine in this process (no broker); otherwise the job goes through Celery
-(``workers.producer.enqueue``), on the configured broker or an embedded local stack. With no
-model configured (no ``OPENAI_API_KEY``/``OPENAI_BASE_URL``) the built-in simulator is started
-in-process, and stderr says so: its output is a simulation, never a real model's.
+(``suture.workers.producer.enqueue``), on the configured broker, else a running ``suture up``, else
+an embedded local stack started for this job. With no model configured (no
+``OPENAI_API_KEY``/``OPENAI_BASE_URL``) the inline run or the embedded stack starts the built-in
+simulator in-process, and stderr says so: its output is a simulation, never a real model's.
+Interrupted, it says in one line whether its job goes on somewhere (``suture result JOB``).
 
 Exit codes: 0 delivered or soft-delivered, 1 refused or failed, 2 unusable input (one line).
 """
@@ -17,16 +19,17 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config.settings import Settings
-from contracts.contract import Contract
-from contracts.errors import ContractDefinitionError, UnknownContractError
-from contracts.registry import contract_names, get_contract
-from tasks.engine import EngineOptions, JobSpec
-from tasks.policy import Policy, PolicyError, load_policy
-from workers.cli import UsageError
-from workers.cli.common import positive_int, settings_from
+from suture.config.settings import Settings
+from suture.contracts.registry import contract_names
+from suture.tasks.vocabulary import DELIVERED_STATUSES
+from suture.workers.cli import UsageError
+from suture.workers.cli.common import positive_int, read_document, settings_from
+from suture.workers.local import shutdown
+
+if TYPE_CHECKING:
+    from suture.workers.admission import Admission
 
 SIMULATED_NOTICE = (
     "suture: no OPENAI_API_KEY/OPENAI_BASE_URL configured; using the built-in SIMULATOR "
@@ -41,7 +44,9 @@ def register(subparsers: Any) -> None:
         help="generate one contract-checked output (a quiz) from a document",
         description="Run one job on FILE and print the result JSON (status, output, failures, attempts).",
     )
-    parser.add_argument("file", metavar="FILE", help="the source document (.txt, .md or .pdf)")
+    parser.add_argument(
+        "file", metavar="FILE", help="the source document (.txt, .md or .pdf; '-' reads stdin)"
+    )
     parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
     parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
     parser.add_argument("--policy", metavar="NAME|FILE", help="retry policy name or YAML file")
@@ -53,17 +58,36 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the job, write the result, summarise it on stderr; 0 if an output was delivered."""
     settings = settings_from(args)
-    source = read_document(Path(args.file), settings)
-    contract = _contract(args.contract, args.questions, source, settings)
-    policy = _policy(args.policy, settings)
-    with _model_endpoint(settings) as (settings, simulated):
-        if args.inline:
-            final = _run_inline(contract, source, policy, settings, simulated)
-        else:
-            final = _run_queued(args, source, settings)
+    _check_out(args.out)  # before any model or stack starts
+    source = read_document(args.file, settings)
+    admitted = _admit(args, source, settings)  # what enqueue checks, before a simulator or stack starts
+    farewell = _Farewell(shutdown.current())
+    if args.inline:
+        with _model_endpoint(settings) as (settings, simulated):
+            final = _run_inline(admitted, settings, simulated)
+    else:
+        final = _run_queued(args, source, settings, farewell)
     _write(final, args.out)
     print(summary(final), file=sys.stderr)
-    return 0 if final.get("status") in ("delivered", "soft_delivered") else 1
+    return 0 if final.get("status") in DELIVERED_STATUSES else 1
+
+
+class _Farewell:
+    """The one line an interrupted ``generate`` prints: where its job is, if anywhere, and how to go on."""
+
+    def __init__(self, stop: shutdown.Shutdown) -> None:
+        self.stop = stop
+        self.job_id: str | None = None
+        self.where: str | None = None  # None: the job ran inline, or on a stack that stopped with it
+        stop.farewell(self.line)
+
+    def line(self) -> str:
+        if self.job_id and self.where:
+            return (
+                f"suture generate: interrupted; job {self.job_id} keeps running on {self.where}; "
+                f"its result: suture result {self.job_id}"
+            )
+        return f"suture generate: interrupted; no result was kept; to go on, rerun: {self.stop.rerun()}"
 
 
 def summary(final: dict[str, Any]) -> str:
@@ -78,43 +102,15 @@ def summary(final: dict[str, Any]) -> str:
     )
 
 
-def read_document(path: Path, settings: Settings) -> str:
-    """The document's text (all sections joined); unusable files are a UsageError."""
-    from workers.documents import DocumentError, InputIssue, iter_documents
+def _admit(args: argparse.Namespace, source: str, settings: Settings) -> Admission:
+    """The job as ``enqueue`` would store it (contract, complete params, policy, input and size checked)."""
+    from suture.workers.admission import admit
+    from suture.workers.errors import InvalidJob
 
-    if not path.is_file():
-        raise UsageError(f"file not found: {path}")
-    texts: list[str] = []
+    params = {"questions": args.questions} if args.questions is not None else {}
     try:
-        for item in iter_documents([path], settings.batch):
-            if isinstance(item, InputIssue):
-                if item.skipped:
-                    raise UsageError(str(item))
-                continue
-            texts.append(item.text)
-    except DocumentError as exc:
-        raise UsageError(str(exc)) from None
-    if not texts:
-        raise UsageError(f"{path}: no text to work from")
-    return "\n\n".join(texts)
-
-
-def _contract(name: str, questions: int | None, source: str, settings: Settings) -> Contract:
-    params: dict[str, Any] = {"source": source}
-    if questions is not None:
-        params["questions"] = questions
-    if name == "quiz":
-        params["rules"] = settings.quiz
-    try:
-        return get_contract(name, **params)
-    except (UnknownContractError, ContractDefinitionError) as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _policy(name: str | None, settings: Settings) -> Policy:
-    try:
-        return load_policy(name, settings)
-    except PolicyError as exc:
+        return admit(uuid.uuid4().hex, args.contract, source, settings, params=params, policy=args.policy)
+    except InvalidJob as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -124,7 +120,7 @@ def _model_endpoint(settings: Settings) -> Iterator[tuple[Settings, bool]]:
     if settings.openai_api_key is not None or settings.openai_base_url:
         yield settings, False
         return
-    from workers.simulator import start_from_settings
+    from suture.workers.simulator import start_from_settings
 
     handle = start_from_settings(settings)
     print(SIMULATED_NOTICE.format(url=handle.base_url), file=sys.stderr)
@@ -134,50 +130,65 @@ def _model_endpoint(settings: Settings) -> Iterator[tuple[Settings, bool]]:
         handle.stop()
 
 
-def _run_inline(
-    contract: Contract, source: str, policy: Policy, settings: Settings, simulated: bool
+def _run_inline(admitted: Admission, settings: Settings, simulated: bool) -> dict[str, Any]:
+    from suture.tasks.runner import run_inline
+    from suture.workers.model.client import get_model_client
+
+    spec = admitted.spec.model_copy(update={"simulated": simulated})
+    return run_inline(spec, admitted.policy, get_model_client(settings).call, settings)
+
+
+def _run_queued(
+    args: argparse.Namespace, source: str, settings: Settings, farewell: _Farewell
 ) -> dict[str, Any]:
-    from tasks.runner import run_inline
-    from workers.model_client import get_model_client
+    from suture.workers.producer import ProducerError, enqueue
 
-    spec = JobSpec(
-        job_id=uuid.uuid4().hex,
-        contract=contract.name,
-        params=contract.params(),
-        source=source,
-        simulated=simulated,
-        options=EngineOptions.from_settings(settings),
-    )
-    return run_inline(spec, policy, get_model_client(settings).call, settings)
-
-
-def _run_queued(args: argparse.Namespace, source: str, settings: Settings) -> dict[str, Any]:
-    from workers.producer import ProducerError, enqueue
-
-    with _broker(settings) as settings:
+    with _broker(settings, farewell) as settings:
         try:
             handle = enqueue(
                 args.contract, source, questions=args.questions, policy=args.policy, settings=settings
             )
+            farewell.job_id = handle.id
             return handle.result(timeout_s=settings.worker.job_deadline_s)
         except ProducerError as exc:
             raise UsageError(str(exc)) from None
 
 
 @contextlib.contextmanager
-def _broker(settings: Settings) -> Iterator[Settings]:
-    """The configured broker, or an embedded local stack (Redis + one worker) for this one job."""
+def _broker(settings: Settings, farewell: _Farewell) -> Iterator[Settings]:
+    """The configured broker, a running `suture up`, or an embedded stack (Redis + workers) for this one job."""
+    from suture.workers.local import discovery
+
     if settings.broker_url:
+        farewell.where = "the cluster"
         yield settings
         return
-    from workers.stack import LocalStack
+    shared = None if discovery.configured(settings) else discovery.find()
+    if shared is not None:
+        farewell.where = "the local stack of `suture up`"
+        yield shared.applied_to(settings)
+        return
+    from suture.workers.local.stack import LocalStack
 
     print(
         "suture: no broker configured; starting an embedded local stack (use --inline to skip)",
         file=sys.stderr,
     )
-    with LocalStack(settings) as started:
+    stack = LocalStack(settings)
+    with stack as started:
+        if stack.simulator is not None:
+            print(SIMULATED_NOTICE.format(url=stack.simulator.base_url), file=sys.stderr)
         yield started
+
+
+def _check_out(out: str | None) -> None:
+    if out is None:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise UsageError(f"--out: {out} is a folder; name a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--out: no folder {path.parent} to write {path.name} in")
 
 
 def _write(final: dict[str, Any], out: str | None) -> None:

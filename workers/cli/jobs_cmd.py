@@ -1,7 +1,9 @@
 """``suture enqueue|status|result|trace|resume|cancel``: queue a job and follow it by id.
 
-All read ``SUTURE_BROKER_URL`` / ``SUTURE_REDIS_URL`` through the settings. ``enqueue`` prints
-the job id alone on stdout, so scripts can capture it.
+All read ``SUTURE_BROKER_URL`` / ``SUTURE_REDIS_URL`` through the settings, else use the running
+``suture up`` of this user; with neither they exit 2 with one line naming the ways out.
+``enqueue`` prints the job id alone on stdout, so scripts can capture it; ``status`` prints the
+status alone on stdout, and on stderr, for a queued job, that no worker has been seen lately.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
-from workers.cli import UsageError
+from suture.config.settings import Settings
+from suture.workers.cli import UsageError
+from suture.workers.cli.common import positive_int, producer_settings, read_document
 
 COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
@@ -20,16 +25,24 @@ COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 def register(subparsers: Any) -> None:
     """Add the six job subcommands."""
     enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
-    enqueue.add_argument("file", help="source document (text file)")
+    enqueue.add_argument("file", help="source document (.txt, .md or .pdf; '-' reads stdin)")
     enqueue.add_argument("--contract", default="quiz")
-    enqueue.add_argument("--questions", type=int)
+    enqueue.add_argument("--questions", type=positive_int)
     enqueue.add_argument("--policy")
     enqueue.add_argument("--idempotency-key")
+    enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
     enqueue.set_defaults(func=run, job_command="enqueue")
-    for name, text in (("status", "print a job's status"), ("trace", "print a job's attempts as JSON")):
-        parser = subparsers.add_parser(name, help=text)
-        parser.add_argument("job")
-        parser.set_defaults(func=run, job_command=name)
+    status = subparsers.add_parser("status", help="print a job's status")
+    status.add_argument("job")
+    status.set_defaults(func=run, job_command="status")
+    trace = subparsers.add_parser("trace", help="print a job's attempts as JSON")
+    trace.add_argument("job")
+    trace.add_argument(
+        "--spec",
+        action="store_true",
+        help='print {"spec": {contract, contract_params, policy}, "attempts": [...]}',
+    )
+    trace.set_defaults(func=run, job_command="trace")
     result = subparsers.add_parser("result", help="wait for a job and print its result JSON")
     result.add_argument("job")
     result.add_argument("--timeout", type=float, help="seconds to wait (default: forever)")
@@ -50,35 +63,31 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one job subcommand; store, broker and argument problems exit 2 with one line."""
-    from config.settings import ConfigError, load_settings
-    from workers import producer
-    from workers.celery_app import CeleryConfigError
-    from workers.store import StoreError
+    from suture.config.settings import ConfigError
+    from suture.workers import producer
+    from suture.workers.runtime.app import CeleryConfigError
 
+    settings = producer_settings(args)
     try:
-        settings = load_settings(args.config)
         return _COMMANDS[args.job_command](args, settings, producer)
     except producer.JobTimeout as exc:
         print(f"suture: {exc}", file=sys.stderr)
         return 1
-    except (ConfigError, CeleryConfigError, StoreError, producer.ProducerError) as exc:
+    except (ConfigError, CeleryConfigError, producer.ProducerError) as exc:
         raise UsageError(str(exc)) from None
 
 
 def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        raise UsageError(f"no such file: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {path} as UTF-8 text: {type(exc).__name__}") from None
+    if args.file != "-" and not Path(args.file).exists():
+        raise UsageError(f"no such file: {args.file}")
+    text = read_document(args.file, settings)  # as `generate` and `batch` read documents (.pdf too)
     handle = producer.enqueue(
         args.contract,
         text,
         questions=args.questions,
         policy=args.policy,
         idempotency_key=args.idempotency_key,
+        callback=args.callback,
         settings=settings,
     )
     print(handle.id)
@@ -86,17 +95,43 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    print(producer.get_job(args.job, settings).status())
+    status = producer.get_job(args.job, settings).status()
+    print(status)
+    _warn_if_nothing_consumes(status, settings)
     return 0
 
 
+def _warn_if_nothing_consumes(status: str, settings: Settings) -> None:
+    """For a queued job, say on stderr when no worker has beaten lately: nothing would ever run it."""
+    from suture.workers.store.job_store import get_store
+    from suture.workers.store.watchlist import WORKER_SILENT_BEATS
+
+    if status != "queued":
+        return
+    silent_s = WORKER_SILENT_BEATS * settings.worker.watchdog_interval_s
+    seen = get_store(settings).watchlist.last_worker_seen()
+    if seen is None or time.time() - seen > silent_s:
+        print(
+            f"suture: no worker has been seen in the last {silent_s:g} s: nothing is consuming the queue; "
+            "start `suture up`, or `suture worker` with the same broker settings",
+            file=sys.stderr,
+        )
+
+
 def _result(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    _print_json(producer.get_job(args.job, settings).result(timeout_s=args.timeout))
+    handle = producer.get_job(args.job, settings)
+    try:
+        _print_json(handle.result(timeout_s=args.timeout))
+    except producer.JobTimeout:
+        _warn_if_nothing_consumes(handle.status(), settings)
+        raise
     return 0
 
 
 def _trace(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    _print_json(producer.get_job(args.job, settings).trace())
+    handle = producer.get_job(args.job, settings)
+    attempts = handle.trace()
+    _print_json({"spec": handle.spec(), "attempts": attempts} if args.spec else attempts)
     return 0
 
 

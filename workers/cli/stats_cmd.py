@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from typing import Any
 
-from workers.cli import UsageError
+from suture.workers.cli import UsageError
 
 
 def register(subparsers: Any) -> None:
@@ -29,22 +28,17 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the figures; 1 if the broker cannot be read, 2 if the store cannot."""
-    from config.settings import ConfigError, load_settings
-    from workers.celery_app import CeleryConfigError, configure, waiting_messages
-    from workers.store import StoreError, get_store
+    from suture.config.settings import ConfigError
+    from suture.workers.cli.common import producer_settings
+    from suture.workers.runtime.app import CeleryConfigError
+    from suture.workers.runtime.stats import service_stats
+    from suture.workers.store.job_store import StoreError
 
+    settings = producer_settings(args)  # configured, else the running `suture up`
     try:
-        settings = load_settings(args.config)
-        jobs = get_store(settings).watchlist.counts(time.time())
-        configure(settings)
+        figures = service_stats(settings)
     except (ConfigError, CeleryConfigError, StoreError) as exc:
         raise UsageError(str(exc)) from None
-    figures: dict[str, Any] = {"jobs": jobs}
-    try:
-        figures["queues"] = waiting_messages()
-    except Exception as exc:  # any broker failure: report it by type, the URL may hold a password
-        figures["queues"] = None
-        figures["broker_error"] = f"broker unreachable ({type(exc).__name__})"
     print(json.dumps(figures, indent=2))
     if figures["queues"] is None:
         print(f"suture: {figures['broker_error']}", file=sys.stderr)

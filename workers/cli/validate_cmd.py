@@ -1,8 +1,10 @@
 """``suture validate``: check one output file against a contract and print its failures as JSON.
 
 Exit codes: 0 valid, 1 invalid (failures printed), 2 unusable input (missing or unreadable file,
-unknown contract, bad ``--questions``) with one line on stderr. The file may hold any bytes:
-whatever it contains becomes failures, never a traceback.
+unknown contract, bad ``--questions``, more than ``max_input_bytes``, refused before it is read
+whole, ``/dev/zero`` included) with one line on stderr. The file may hold any bytes: whatever it
+contains becomes failures, never a traceback. ``--source`` takes any document
+``suture batch`` reads (a PDF, a Word file, a slide deck, markdown or text), read the same way.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from contracts.errors import ContractDefinitionError, UnknownContractError
-from contracts.registry import contract_names, get_contract
-from workers.cli import UsageError
-from workers.cli.common import settings_from
+from suture.config.settings import Settings
+from suture.contracts.errors import ContractError
+from suture.contracts.registry import build_contract, contract_names
+from suture.workers.cli import UsageError
+from suture.workers.cli.common import read_bounded, settings_from
+from suture.workers.documents import InputNotFound, UnreadableDocument, document_text
 
 
 def register(subparsers: Any) -> None:
@@ -29,23 +32,25 @@ def register(subparsers: Any) -> None:
     parser.add_argument("file", metavar="FILE", help="the output to check (any bytes; '-' reads stdin)")
     parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
     parser.add_argument("--questions", metavar="N", default=None, help="questions requested (default 15)")
-    parser.add_argument("--source", metavar="DOC", help="source document: enables the quote rule")
+    parser.add_argument(
+        "--source",
+        metavar="DOC",
+        help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the quote rule",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Validate, print the verdict as JSON on stdout, return 0 (valid) or 1 (invalid)."""
-    raw = _read_bytes(args.file)
+    settings = settings_from(args)
+    raw = read_bounded(args.file, settings.max_input_bytes)  # refused unread past the limit
     params: dict[str, Any] = {}
     if args.questions is not None:
         params["questions"] = _positive_int(args.questions)
-    if args.source:
-        params["source"] = _read_text(args.source)
-    if args.contract == "quiz":
-        params["rules"] = settings_from(args).quiz
-    try:
-        contract = get_contract(args.contract, **params)
-    except (UnknownContractError, ContractDefinitionError) as exc:
+    source = _source_text(args.source, settings) if args.source else None
+    try:  # the rules a job would be judged by: the settings' (suture.yaml, SUTURE_*), as for every entry point
+        contract = build_contract(args.contract, params, settings, source=source)
+    except ContractError as exc:
         raise UsageError(str(exc)) from None
     verdict = contract.validate(raw)
     report = {"valid": verdict.ok, "failures": [failure.public() for failure in verdict.failures]}
@@ -64,22 +69,11 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _read_bytes(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
+def _source_text(path: str, settings: Settings) -> str:
+    """The document's whole text as a batch reads it (PDF pages, Office files, decoded text)."""
     try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
+        return document_text(path, settings.batch)
+    except InputNotFound:
         raise UsageError(f"file not found: {path}") from None
-    except IsADirectoryError:
-        raise UsageError(f"is a directory, not a file: {path}") from None
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
-
-
-def _read_text(path: str) -> str:
-    data = _read_bytes(path)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise UsageError(f"source document is not UTF-8 text: {path}") from None
+    except UnreadableDocument as exc:
+        raise UsageError(f"cannot read the source document {path}: {exc.reason}: {exc.detail}") from None

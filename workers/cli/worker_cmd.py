@@ -1,37 +1,49 @@
-"""``suture worker``: a Celery worker with suture's settings (same as ``celery -A workers worker``).
+"""``suture worker``: a Celery worker with suture's settings (same as ``celery -A suture.workers worker``).
 
 Defaults suit model calls: the threads pool (calls are IO-bound, so one process keeps
 ``worker.model_concurrency`` calls in flight on a small machine) consuming both queues.
+``--metrics-port N`` serves the worker's Prometheus metrics at ``http://HOST:N/metrics``
+(``worker.metrics_port``; docs/operations.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
-from workers.cli import UsageError
+from suture.workers.cli import UsageError
 
 
 def register(subparsers: Any) -> None:
     """Add ``suture worker``."""
     parser = subparsers.add_parser("worker", help="run a Celery worker for suture's queues")
-    parser.add_argument("--queues", "-Q", default="suture.model,suture.control")
+    parser.add_argument("--queues", "-Q", default="suture.model,suture.control,suture.callbacks")
     parser.add_argument("--concurrency", "-c", type=int, help="default: worker.model_concurrency")
     parser.add_argument("--pool", "-P", default="threads", choices=["threads", "prefork", "gevent", "solo"])
     parser.add_argument("--loglevel", "-l", default="INFO")
     parser.add_argument("--hostname", "-n")
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics on this port (default: worker.metrics_port)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Start the worker in this process; returns when it shuts down."""
-    from config.settings import ConfigError, load_settings
-    from workers.celery_app import CeleryConfigError, configure
+    from suture.workers.cli.common import settings_from
+    from suture.workers.runtime.app import CeleryConfigError, configure
 
+    if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
+        raise UsageError(f"--metrics-port must be a port number (0-65535), got {args.metrics_port}")
+    if args.metrics_port is not None:  # the worker reads its settings from the environment
+        os.environ["SUTURE_WORKER__METRICS_PORT"] = str(args.metrics_port)
+    settings = settings_from(args)  # a configured policy that cannot run refuses the worker here
     try:
-        settings = load_settings(args.config)
         app = configure(settings)
-    except (ConfigError, CeleryConfigError) as exc:
+    except CeleryConfigError as exc:
         raise UsageError(str(exc)) from None
     concurrency = args.concurrency or settings.worker.model_concurrency
     argv = ["worker", "-Q", args.queues, "-P", args.pool, "-c", str(concurrency), "-l", args.loglevel]

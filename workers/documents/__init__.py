@@ -1,8 +1,15 @@
-"""Course documents in, quiz sections out: walk inputs, read .pdf/.md/.txt, skip bad files with a reason.
+"""Course documents in, quiz sections out: walk inputs, read .pdf/.md/.txt/.docx/.pptx, skip bad files.
 
 ``iter_documents(inputs, settings.batch)`` streams ``Section`` (one quiz each) and ``InputIssue``
-(a file skipped, or a note about how it was read) in input order, so a batch never holds a whole
-corpus in memory. Errors: see ``workers.documents.errors``.
+(a file skipped, or a note about how it was read) in input order (files as given, folders walked in
+sorted order), so a batch never holds a whole corpus in memory. Every file met is accounted for: a
+file in a folder that is not a course document is an issue too ("unsupported"), never silently
+dropped. ``document_text(path, settings.batch)`` is the whole text of one document as a batch reads
+it (for ``suture validate --source``). Errors: see ``suture.workers.documents.errors``.
+
+Sections open at headings (markdown, Word heading styles), slides (PowerPoint: one slide, one
+unit, titled by the slide title; pages are slide numbers) and, in a PDF, at its outline's bookmarks,
+else at headings found in its text, else at pages (titled "Pages 3-4").
 """
 
 from __future__ import annotations
@@ -10,14 +17,16 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from config.settings import BatchSettings
-from workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
-from workers.documents.readers import decode_text, markdown_units, open_pdf, plain_units
-from workers.documents.section import Section, Unit, pack_sections
+from suture.config.settings import BatchSettings
+from suture.workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
+from suture.workers.documents.office import docx_units, pptx_units
+from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
+from suture.workers.documents.section import Section, Unit, pack_sections
+from suture.workers.documents.text import text_problem
 
 __all__ = [
     "SUFFIXES",
@@ -26,11 +35,14 @@ __all__ = [
     "InputNotFound",
     "Section",
     "UnreadableDocument",
+    "document_text",
     "find_files",
     "iter_documents",
+    "read_document",
 ]
 
-SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt"})
+SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx"})
+_OFFICE_READERS = {".docx": docx_units, ".pptx": pptx_units}
 
 
 @dataclass(frozen=True)
@@ -51,7 +63,10 @@ class InputIssue:
 
 
 def find_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
-    """Expand inputs: files as given, folders walked in sorted order for supported suffixes."""
+    """Expand inputs: files as given, folders walked in sorted order (hidden files and folders aside).
+
+    Files of any suffix are yielded, so an unsupported one is reported rather than ignored.
+    """
     for raw in inputs:
         path = Path(raw)
         if not path.exists():
@@ -66,7 +81,7 @@ def _walk(folder: Path) -> Iterator[Path]:
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            if not name.startswith(".") and Path(name).suffix.lower() in SUFFIXES:
+            if not name.startswith("."):
                 yield Path(root) / name
 
 
@@ -81,6 +96,29 @@ def iter_documents(inputs: Iterable[str | Path], limits: BatchSettings) -> Itera
             yield InputIssue(source, exc.reason, exc.detail)
 
 
+def read_document(path: Path, limits: BatchSettings) -> str:
+    """One whole document's text (every page of a PDF), for a single job; raises UnreadableDocument.
+
+    The same readers and limits as ``iter_documents`` (size, encoding, binary, encrypted, scanned,
+    too short), without cutting the text into sections.
+    """
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise UnreadableDocument(path, "unsupported", f"'{suffix or path.name}' is not .pdf, .md or .txt")
+    data = _read_bytes(path, limits)
+    if suffix == ".pdf":
+        del data
+        text = "\n\n".join(unit.text for unit in open_pdf(path, limits.reader).units())
+        if not text.strip():
+            raise UnreadableDocument(
+                path, "no_text", "no extractable text (a scanned PDF? run OCR on it first)"
+            )
+    else:
+        text = decode_text(path, data).text
+    _require_text(path, len(text.strip()), limits)
+    return text
+
+
 def _display(path: Path) -> str:
     """The path as the user will recognise it: relative to the working directory when inside it."""
     try:
@@ -92,9 +130,7 @@ def _display(path: Path) -> str:
 def _document(
     path: Path, source: str, seen: dict[str, str], limits: BatchSettings
 ) -> Iterator[Section | InputIssue]:
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise UnreadableDocument(path, "unsupported", f"'{suffix or path.name}' is not .pdf, .md or .txt")
+    suffix = _supported(path)
     data = _read_bytes(path, limits)
     digest = hashlib.sha256(data).hexdigest()
     if digest in seen:
@@ -103,8 +139,43 @@ def _document(
     if suffix == ".pdf":
         del data  # pypdf reads the file itself, page by page
         yield from _pdf_sections(path, source, limits)
+    elif suffix in _OFFICE_READERS:
+        del data
+        yield from _office_sections(path, source, limits)
     else:
         yield from _text_sections(path, source, data, limits)
+
+
+def _supported(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        kinds = ", ".join(sorted(SUFFIXES - {".markdown"}))
+        raise UnreadableDocument(path, "unsupported", f"'{suffix or path.name}' is not one of {kinds}")
+    return suffix
+
+
+def document_text(path: str | Path, limits: BatchSettings) -> str:
+    """The whole text of one document as a batch reads it; ``UnreadableDocument`` if it cannot be read."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputNotFound(path)
+    suffix = _supported(path)
+    if suffix == ".pdf":
+        units: Iterable[Unit] = open_pdf(path, limits.reader).units()
+    elif suffix in _OFFICE_READERS:
+        units = _OFFICE_READERS[suffix](path)
+    else:
+        units = [Unit(decode_text(path, _read_bytes(path, limits)).text)]
+    text = "\n\n".join(unit.text for unit in units).strip()
+    if not text:
+        raise UnreadableDocument(path, "no_text", "no extractable text")
+    return text
+
+
+def _office_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
+    units = list(_OFFICE_READERS[path.suffix.lower()](path))
+    _require_text(path, sum(len(unit.text.strip()) for unit in units), limits)
+    yield from _bounded(source, units, limits, total_pages=None)
 
 
 def _read_bytes(path: Path, limits: BatchSettings) -> bytes:
@@ -133,8 +204,16 @@ def _text_sections(
 
 
 def _pdf_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
-    pdf = open_pdf(path)
-    items = _bounded(source, pdf.units(), limits, total_pages=pdf.page_count)
+    with open_pdf(path, limits.reader, outline=True) as pdf:  # the reader stops when the caller does
+        yield from _pdf_items(path, source, limits, pdf)
+
+
+def _pdf_items(
+    path: Path, source: str, limits: BatchSettings, pdf: SandboxedPdf
+) -> Iterator[Section | InputIssue]:
+    items = (
+        _titled(item) for item in _bounded(source, pdf.section_units(), limits, total_pages=pdf.page_count)
+    )
     first = next(items, None)  # extracts pages only until the first section is complete
     if first is None:
         raise UnreadableDocument(path, "no_text", "no extractable text (a scanned PDF? run OCR on it first)")
@@ -149,6 +228,18 @@ def _pdf_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Se
         yield InputIssue(source, "pdf", note, skipped=False)
     if pdf.empty_pages:
         yield InputIssue(source, "pdf", f"{pdf.empty_pages} page(s) without extractable text", skipped=False)
+
+
+def _titled(item: Section | InputIssue) -> Section | InputIssue:
+    """A PDF section with no heading of its own is named by its pages."""
+    if not isinstance(item, Section) or item.title or item.page_start is None:
+        return item
+    pages = (
+        f"Page {item.page_start}"
+        if item.page_start == item.page_end
+        else f"Pages {item.page_start}-{item.page_end}"
+    )
+    return replace(item, title=pages)
 
 
 def _require_text(path: Path, chars: int, limits: BatchSettings) -> None:
@@ -170,6 +261,10 @@ def _bounded(
         if section.index > limits.max_sections_per_document:
             yield InputIssue(source, "truncated", _truncation(section, total_pages, limits), skipped=False)
             return
+        problem = text_problem(section.text)  # what enqueue would refuse (a PDF page of U+FFFD glyphs)
+        if problem is not None:
+            yield InputIssue(source, problem[0], f"{section.label}: {problem[1]}", skipped=False)
+            continue
         yield section
 
 

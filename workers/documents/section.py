@@ -3,7 +3,8 @@
 A document is read as a stream of ``Unit`` (a markdown block under a heading, a paragraph, a PDF
 page) and packed greedily into sections of at most ``max_chars``: a heading or a new page starts
 a new section once the current one holds ``min_chars``; a unit too long for one section is cut at
-paragraphs, then sentences, then characters. Packing is lazy, so a 500-page PDF is never held whole.
+paragraphs, then sentences, then characters; a short last section joins the one before. Packing
+is lazy (one section held back), so a 500-page PDF is never held whole.
 """
 
 from __future__ import annotations
@@ -64,11 +65,45 @@ class Section:
 
 
 def pack_sections(source: str, units: Iterable[Unit], *, max_chars: int, min_chars: int) -> Iterator[Section]:
-    """Pack units into sections of at most ``max_chars`` characters, in document order."""
+    """Pack units into sections of at most ``max_chars`` characters, in document order.
+
+    A document's last section, when shorter than ``min_chars``, joins the one before if both fit in
+    ``max_chars``: a tail too short for a quiz of its own is not left alone.
+    """
     packer = _Packer(source, max_chars, min_chars)
+    held: Section | None = None
     for unit in units:
-        yield from packer.add(unit)
-    yield from packer.flush()
+        for section in packer.add(unit):
+            if held is not None:
+                yield held
+            held = section
+    for last in packer.flush():
+        if (
+            held is not None
+            and len(last.text) < min_chars
+            and len(held.text) + len(last.text) + 2 <= max_chars
+        ):
+            last = _joined(held, last)
+        elif held is not None:
+            yield held
+        held = last
+    if held is not None:
+        yield held
+
+
+def _joined(first: Section, second: Section) -> Section:
+    pages = [
+        p for p in (first.page_start, first.page_end, second.page_start, second.page_end) if p is not None
+    ]
+    return Section(
+        source=first.source,
+        index=first.index,
+        text=f"{first.text}\n\n{second.text}",
+        title=first.title or second.title,
+        page_start=min(pages) if pages else None,
+        page_end=max(pages) if pages else None,
+        notes=first.notes + second.notes,
+    )
 
 
 class _Packer:

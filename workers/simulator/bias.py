@@ -11,9 +11,9 @@ import math
 import random
 import re
 
-from config.settings import QuizRules
-from workers.simulator.document import Document
-from workers.simulator.profiles import ModelTraits
+from suture.config.settings import QuizRules
+from suture.workers.simulator.document import Document
+from suture.workers.simulator.profiles import ModelTraits
 
 _PADDING = (
     "as the document explains in its own words",

@@ -9,13 +9,13 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from workers.simulator.faults import Fault, spoil
-from workers.simulator.profiles import REASONING_FACTOR, Profile
-from workers.simulator.prompt import Prompt, read_prompt
-from workers.simulator.quizgen import write_quiz, write_slice
-from workers.simulator.request import ChatRequest
-from workers.simulator.schema_fill import fill
-from workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
+from suture.workers.simulator.faults import Fault, spoil
+from suture.workers.simulator.profiles import REASONING_FACTOR, Profile
+from suture.workers.simulator.prompt import Prompt, read_prompt
+from suture.workers.simulator.quizgen import write_quiz, write_slice
+from suture.workers.simulator.request import ChatRequest
+from suture.workers.simulator.schema_fill import fill
+from suture.workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
     prompt = read_prompt(request.messages, request.schema_name)
     traits = profile.traits(request.model)
     if prompt.is_slice:
-        value: Any = write_slice(prompt, traits, profile, rng)
+        value: Any = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
     elif _wants_quiz(request, prompt):
         value = write_quiz(prompt, traits, profile, rng)
     else:

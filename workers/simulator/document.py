@@ -1,16 +1,21 @@
 """The source document as the simulator sees it: verbatim sentences and the terms they use.
 
-Analyses are cached by text because every request of a job carries the same document.
+Analyses are cached because every request of a job carries the same document; the cache is keyed by
+a digest of the text and bounded by the characters it holds (``MAX_CACHED_CHARS``), so a client
+sending many large distinct prompts cannot make the simulator keep them all.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 _SENTENCE = re.compile(r"[A-Z0-9][^.!?]*?[.!?](?=\s|$)", re.DOTALL)
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]*[A-Za-z]")
+_CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+-+\s+")
 # Words too common to make a question or an option.
 _STOPWORD_TEXT = """
 about above after again against also although among another because been before being below
@@ -22,6 +27,11 @@ using called known
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 MIN_SENTENCE_WORDS = 6
+MIN_CLAUSE_WORDS = 5
+# Document characters whose analyses are kept (least recently used dropped first): a few hundred
+# sections of a batch, a few MB of memory. A document larger than this is analysed every time.
+MAX_CACHED_CHARS = 4_000_000
+MAX_CACHED_DOCUMENTS = 256
 
 
 @dataclass(frozen=True)
@@ -34,11 +44,12 @@ class Sentence:
 
 @dataclass(frozen=True)
 class Document:
-    """Sentences usable as questions, and every distinct term of the document."""
+    """Sentences usable as questions, their clauses (for short documents), and every distinct term."""
 
     text: str
     sentences: tuple[Sentence, ...]
     terms: tuple[str, ...]
+    clauses: tuple[Sentence, ...] = ()
 
 
 def terms_of(text: str) -> list[str]:
@@ -53,13 +64,64 @@ def terms_of(text: str) -> list[str]:
     return terms
 
 
-@lru_cache(maxsize=256)
+class _Analyses:
+    """Recent analyses by text digest, bounded by count and by the characters of their texts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[bytes, Document] = OrderedDict()
+        self._chars = 0
+
+    def get(self, text: str) -> Document:
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        document = _analyse(text)
+        if len(text) <= MAX_CACHED_CHARS:
+            with self._lock:
+                self._keep(key, document)
+        return document
+
+    def _keep(self, key: bytes, document: Document) -> None:
+        if key not in self._entries:
+            self._entries[key] = document
+            self._chars += len(document.text)
+        while self._chars > MAX_CACHED_CHARS or len(self._entries) > MAX_CACHED_DOCUMENTS:
+            _, dropped = self._entries.popitem(last=False)
+            self._chars -= len(dropped.text)
+
+
+_ANALYSES = _Analyses()
+
+
 def analyse(text: str) -> Document:
-    """Split a document into question-worthy sentences and collect its terms."""
+    """Split a document into question-worthy sentences and collect its terms (cached, bounded)."""
+    return _ANALYSES.get(text)
+
+
+def _analyse(text: str) -> Document:
     sentences = []
     for match in _SENTENCE.finditer(text):
         sentence = match.group(0)
         terms = terms_of(sentence)
         if len(sentence.split()) >= MIN_SENTENCE_WORDS and terms and "?" not in sentence:
             sentences.append(Sentence(sentence, tuple(terms)))
-    return Document(text=text, sentences=tuple(sentences), terms=tuple(terms_of(text)))
+    clauses = [clause for sentence in sentences for clause in _clauses(sentence.text)]
+    return Document(
+        text=text, sentences=tuple(sentences), terms=tuple(terms_of(text)), clauses=tuple(clauses)
+    )
+
+
+def _clauses(sentence: str) -> list[Sentence]:
+    """The parts of a sentence between commas, semicolons, colons and dashes that can carry a question."""
+    parts = [part.strip() for part in _CLAUSE_BREAK.split(sentence)]
+    if len(parts) < 2:
+        return []
+    return [
+        Sentence(part, tuple(terms_of(part)))
+        for part in parts
+        if len(part.split()) >= MIN_CLAUSE_WORDS and terms_of(part)
+    ]

@@ -6,7 +6,7 @@ import random
 from dataclasses import fields
 from typing import Literal
 
-from workers.simulator.profiles import FaultRates
+from suture.workers.simulator.profiles import FaultRates
 
 Fault = Literal[
     "malformed_json",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 
-from config.settings import QuizRules
-from workers.simulator.errors import FaultRatesError, UnknownProfileError
+from suture.config.settings import QuizRules
+from suture.workers.simulator.errors import FaultRatesError, UnknownProfileError
 
 # Reasoning tokens generated per visible output token, by reasoning effort (None = API default, medium).
 REASONING_FACTOR: dict[str | None, float] = {
@@ -30,6 +30,9 @@ class ModelTraits:
     favourite_position: int
     time_to_first_token_ms: float
     per_output_token_ms: float
+    duplicate_rate: float = 0.0  # share of questions that repeat an earlier question of the same quiz
+    # Input plus output tokens one request may hold (OpenAI's GPT-5 models: 400,000); larger is a 400.
+    context_tokens: int = 400_000
 
 
 @dataclass(frozen=True)
@@ -55,10 +58,12 @@ FAULT_NAMES = tuple(f.name for f in fields(FaultRates))
 _TOTAL_TOLERANCE = 1e-9
 
 
+# Duplicate rates: issue 24 found 24 repeated stems in 630 questions of a real batch, most of them in two
+# sections too short for 15 questions (the simulator repeats itself there on its own); ~1% elsewhere.
 MODEL_TRAITS: dict[str, ModelTraits] = {
-    "gpt-5-nano": ModelTraits(5.5 / 15, 0.10, 1, 800.0, 8.0),
-    "gpt-5-mini": ModelTraits(2.7 / 15, 0.07, 1, 1000.0, 12.0),
-    "gpt-5": ModelTraits(0.5 / 15, 0.03, 0, 2000.0, 20.0),
+    "gpt-5-nano": ModelTraits(5.5 / 15, 0.10, 1, 800.0, 8.0, duplicate_rate=0.01),
+    "gpt-5-mini": ModelTraits(2.7 / 15, 0.07, 1, 1000.0, 12.0, duplicate_rate=0.005),
+    "gpt-5": ModelTraits(0.5 / 15, 0.03, 0, 2000.0, 20.0, duplicate_rate=0.002),
 }
 
 CHAOS_FAULTS = FaultRates(
@@ -80,8 +85,13 @@ class Profile:
     name: str
     models: dict[str, ModelTraits]
     faults: FaultRates = field(default_factory=FaultRates)
-    surgical_fix_rate: float = 0.95  # a slice prompt balances the item's options this often
-    surgical_drift_rate: float = 0.03  # ...and moves the answer it was told to keep this often
+    # How often a slice balances its item depends on the model and effort (``repair_skill``); a slice
+    # moves the answer it was told to keep this often (an options slice: off its index, a whole
+    # question: index and text together)...
+    surgical_drift_rate: float = 0.03
+    # ...and a whole-question slice comes back with its options in a new order this often, the answer
+    # moving with them, as a model rewriting a whole item does (an assumption: no production figure).
+    question_reorder_rate: float = 0.25
     rules: QuizRules = field(default_factory=QuizRules)
     retry_after_s: float = 1.0  # Retry-After of a simulated 429, scaled by the latency scale
     slow_extra_s: float = 5.0  # extra delay of a "slow" fault, scaled by the latency scale
@@ -108,12 +118,17 @@ class Profile:
 
 
 def _unbiased(traits: dict[str, ModelTraits]) -> dict[str, ModelTraits]:
-    return {name: replace(t, imbalance_rate=0.0, position_skew_rate=0.0) for name, t in traits.items()}
+    return {
+        name: replace(t, imbalance_rate=0.0, position_skew_rate=0.0, duplicate_rate=0.0)
+        for name, t in traits.items()
+    }
 
 
 PROFILES: dict[str, Profile] = {
     "realistic": Profile("realistic", MODEL_TRAITS),
-    "perfect": Profile("perfect", _unbiased(MODEL_TRAITS), surgical_fix_rate=1.0, surgical_drift_rate=0.0),
+    "perfect": Profile(
+        "perfect", _unbiased(MODEL_TRAITS), surgical_drift_rate=0.0, question_reorder_rate=0.0
+    ),
     "chaos": Profile("chaos", MODEL_TRAITS, faults=CHAOS_FAULTS),
 }
 

@@ -37,8 +37,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from workers.simulator.request import ChatRequest
-from workers.simulator.tokens import CHARS_PER_TOKEN, counted_text, tokens
+from suture.workers.simulator.request import ChatRequest
+from suture.workers.simulator.tokens import CHARS_PER_TOKEN, counted_text, tokens
 
 MIN_CACHED_TOKENS = 1024
 BLOCK_TOKENS = 128

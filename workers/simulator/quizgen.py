@@ -1,7 +1,12 @@
 """Grounded quiz writing: questions from the document's sentences, options from its terms.
 
-Full quizzes carry the model's structural bias; surgical slice requests balance the one item
-they name (most of the time) and keep its correct answer (almost always).
+Full quizzes carry the model's structural bias (and, at the model's low rate, a repeated
+question); surgical slice requests balance the one item they name at the model's slice fix rate for
+the reasoning effort (``repair_skill``), ask a repeated question about another sentence when told
+it is a duplicate, keep its correct answer's text (almost always), and follow that text when the
+item's index disagrees with it. A whole question sometimes comes back with its options reordered.
+A document with fewer sentences than questions is quizzed on clauses too before a sentence is
+reused, as a model asks about several facts of one sentence; beyond that, questions repeat.
 """
 
 from __future__ import annotations
@@ -10,10 +15,11 @@ import random
 import re
 from typing import Any
 
-from workers.simulator.bias import answer_positions, distractors, long_answer
-from workers.simulator.document import Document, Sentence, analyse, terms_of
-from workers.simulator.profiles import ModelTraits, Profile
-from workers.simulator.prompt import Prompt
+from suture.workers.simulator.bias import answer_positions, distractors, long_answer
+from suture.workers.simulator.document import Document, Sentence, analyse, terms_of
+from suture.workers.simulator.profiles import ModelTraits, Profile
+from suture.workers.simulator.prompt import Prompt
+from suture.workers.simulator.repair_skill import slice_fix_rate
 
 DEFAULT_QUESTIONS = 15
 _QUESTION_ITEM = re.compile(r"^/questions/(\d+)(/options)?$")
@@ -30,6 +36,9 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
         write_question(document, s, p, options, rng.random() < traits.imbalance_rate, rng, profile)
         for s, p in zip(sentences, positions, strict=True)
     ]
+    for i in range(1, len(questions)):
+        if rng.random() < traits.duplicate_rate:
+            questions[i] = dict(questions[rng.randrange(i)])  # the model repeats itself
     title_words = " ".join(document.text.split()[:6]) or "the document"
     return {"title": f"Quiz: {title_words}", "questions": questions}
 
@@ -46,37 +55,92 @@ def write_question(
     """One question that blanks a term of ``sentence``; ``biased`` makes its answer conspicuous."""
     long_terms = [t for t in sentence.terms if 5 <= len(t) <= 14]
     term = rng.choice(long_terms or list(sentence.terms))
-    blanked = re.sub(rf"\b{re.escape(term)}\b", "_____", sentence.text, count=1)
     others = distractors(document, term, options - 1, rng, profile.rules)
     correct = term
     if biased:
         correct = long_answer(term, sentence.text, max(len(o) for o in others), profile.rules, rng)
     option_list = [*others[:position], correct, *others[position:]]
+    stem = _stem(sentence.text, term)
     return {
-        "question": f'Which term completes this statement from the document: "{" ".join(blanked.split())}"?',
+        "question": stem["question"],
         "options": option_list,
         "correct_answer_index": position,
         "correct_answer_text": correct,
-        "explanation": f'The document says: "{" ".join(sentence.text.split())}"',
-        "source_quote": sentence.text,
+        "explanation": stem["explanation"],
+        "source_quote": stem["source_quote"],
     }
 
 
-def write_slice(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: random.Random) -> dict[str, Any]:
-    """The ``{"value": ...}`` reply to a surgical request for one question or its options."""
+def write_slice(
+    prompt: Prompt, traits: ModelTraits, profile: Profile, rng: random.Random, effort: str | None = None
+) -> dict[str, Any]:
+    """The ``{"value": ...}`` reply to a surgical request for one question or its options.
+
+    The item is balanced at the model's slice fix rate for ``effort`` (``repair_skill``); a whole
+    question sometimes comes back with its options reordered, the answer moving with its text.
+    """
     document = analyse(prompt.document)
     match = _QUESTION_ITEM.match(prompt.slice_pointer or "")
     question = _current_question(prompt, int(match.group(1))) if match else None
     if match is None or question is None:
         # Not an item the simulator knows how to rewrite: hand the slice back unchanged.
         return {"value": prompt.slice_value}
-    fixed = rng.random() < profile.surgical_fix_rate
+    fixed = rng.random() < slice_fix_rate(traits, effort)
     drifted = rng.random() < profile.surgical_drift_rate
     options = _rewritten_options(document, question, fixed, drifted, rng, profile)
     if match.group(2):
         return {"value": options}
-    index = options.index(question["correct_answer_text"]) if drifted else question["correct_answer_index"]
+    if fixed and "duplicate_question" in prompt.failure_codes:
+        question = _asked_elsewhere(document, question, rng)
+    if rng.random() < profile.question_reorder_rate:
+        rng.shuffle(options)
+    index = options.index(question["correct_answer_text"])
     return {"value": {**question, "options": options, "correct_answer_index": index}}
+
+
+def _asked_elsewhere(document: Document, question: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The question asked about another sentence or clause naming its answer (kept, as preserved).
+
+    The blank is the answer's term: the answer itself, or its first word when the answer is a
+    longer phrase built around the term (a biased answer). When no other sentence names it, the
+    question is reworded around the words next to the term instead, as a model bound to keep the
+    answer does: a rewording the shared-word duplicate rule does not flag (a documented limit).
+    """
+    correct = question["correct_answer_text"]
+    words = correct.split()
+    for term in dict.fromkeys([correct, words[0].strip(",.;:") if words else correct]):
+        pattern = re.compile(rf"\b{re.escape(term)}\b") if term else None
+        others = [
+            s
+            for s in _sentence_pool(document)
+            if pattern and s.text != question.get("source_quote") and pattern.search(s.text)
+        ]
+        if others:
+            return {**question, **_stem(rng.choice(others).text, term)}
+    quote = str(question.get("source_quote") or "")
+    term = words[0].strip(",.;:") if words else correct
+    if term and re.search(rf"\b{re.escape(term)}\b", quote):
+        return {**question, "question": _reworded(quote, term)}
+    return question  # nothing to reword it around: left as it is, the chain escalates
+
+
+def _reworded(sentence: str, term: str) -> str:
+    """A cloze on the few words around ``term`` in ``sentence``, worded unlike ``_stem``'s."""
+    tokens = sentence.split()
+    at = next((i for i, token in enumerate(tokens) if re.search(rf"\b{re.escape(term)}\b", token)), 0)
+    window = tokens[max(0, at - 4) : at + 5]
+    gap = " ".join(window).replace(term, "_____", 1)
+    return f'In the document\'s own words, which term fills the gap in "... {gap} ..."?'
+
+
+def _stem(sentence: str, term: str) -> dict[str, str]:
+    """Question text, explanation and quote of a question that blanks ``term`` in ``sentence``."""
+    blanked = re.sub(rf"\b{re.escape(term)}\b", "_____", sentence, count=1)
+    return {
+        "question": f'Which term completes this statement from the document: "{" ".join(blanked.split())}"?',
+        "explanation": f'The document says: "{" ".join(sentence.split())}"',
+        "source_quote": sentence,
+    }
 
 
 def _rewritten_options(
@@ -101,8 +165,14 @@ def _rewritten_options(
 
 
 def _current_question(prompt: Prompt, number: int) -> dict[str, Any] | None:
-    """The question being repaired, from the slice itself or from its context."""
-    for candidate in (prompt.slice_value, prompt.context):
+    """The question being repaired, from the slice itself or from the item around it.
+
+    An options slice's context is its question with the options elided: the slice fills them in.
+    """
+    context = prompt.context
+    if isinstance(prompt.slice_value, list) and isinstance(context, dict) and "questions" not in context:
+        context = {**context, "options": prompt.slice_value}
+    for candidate in (prompt.slice_value, context):
         found = _question_in(candidate, number)
         if found is not None:
             return found
@@ -114,15 +184,19 @@ def _question_in(value: Any, number: int) -> dict[str, Any] | None:
         value = value["questions"]
     if isinstance(value, list) and 0 <= number < len(value):
         value = value[number]
-    if not isinstance(value, dict) or not isinstance(value.get("options"), list):
+    if not isinstance(value, dict) or not isinstance(value.get("options"), list) or not value["options"]:
         return None
     options = [str(o) for o in value["options"]]
     index = value.get("correct_answer_index")
     text = value.get("correct_answer_text")
-    if not isinstance(index, int) or not 0 <= index < len(options):
-        index = options.index(text) if text in options else 0
-    if not options:
-        return None
+    at = (
+        index
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < len(options)
+        else None
+    )
+    if text in options and (at is None or options[at] != text):
+        at = options.index(text)  # index and answer text disagree: the text is what the answer is
+    index = 0 if at is None else at
     return {**value, "options": options, "correct_answer_index": index, "correct_answer_text": options[index]}
 
 
@@ -133,4 +207,14 @@ def _pick_sentences(document: Document, count: int, rng: random.Random) -> list[
         sentences = [Sentence(text, tuple(terms_of(text)) or ("document",))]
     if len(sentences) >= count:
         return [sentences[i] for i in sorted(rng.sample(range(len(sentences)), count))]
-    return [sentences[i % len(sentences)] for i in range(count)]
+    clauses = list(document.clauses)
+    if len(sentences) + len(clauses) >= count:
+        return sentences + [
+            clauses[i] for i in sorted(rng.sample(range(len(clauses)), count - len(sentences)))
+        ]
+    pool = sentences + clauses
+    return [pool[i % len(pool)] for i in range(count)]
+
+
+def _sentence_pool(document: Document) -> tuple[Sentence, ...]:
+    return document.sentences + document.clauses

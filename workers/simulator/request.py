@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
-from workers.simulator.errors import RequestRejected
+from suture.config.settings import ReasoningEffort
+from suture.workers.simulator.errors import RequestRejected
+from suture.workers.simulator.tokens import prompt_tokens
 
-REASONING_EFFORTS = ("minimal", "low", "medium", "high")
+REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,20 @@ def parse_request(raw: bytes, models: tuple[str, ...]) -> ChatRequest:
         seed=_optional_int(body, "seed"),
         prompt_cache_key=_cache_key(body.get("prompt_cache_key")),
     )
+
+
+def check_context(chat: ChatRequest, context_tokens: int) -> None:
+    """Refuse a request whose messages and reply would not fit the model's context window, as OpenAI
+    does: HTTP 400, code ``context_length_exceeded``, both numbers in the message."""
+    given = prompt_tokens(chat.messages)
+    reply = chat.max_completion_tokens or 0  # without a cap asked, only the messages must fit
+    if given + reply > context_tokens:
+        message = (
+            f"This model's maximum context length is {context_tokens} tokens. However, you requested "
+            f"{given + reply} tokens ({given} in the messages, {reply} in the completion). "
+            "Please reduce the length of the messages or completion."
+        )
+        raise RequestRejected(400, "context_length_exceeded", message, param="messages")
 
 
 def _cache_key(value: Any) -> str | None:

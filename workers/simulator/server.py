@@ -1,43 +1,56 @@
-"""The HTTP face of the simulated model: OpenAI's Chat Completions and Models endpoints on aiohttp.
+"""The HTTP face of the simulated model: OpenAI's Chat Completions, Models, Files and Batch endpoints on aiohttp.
 
 Every response says it is simulated (``x-suture-simulated: true``; models are owned by
-"suture-simulator"). Answers are deterministic for (seed, model, request seed, prompt); chaos
-faults are drawn per occurrence of a prompt, so a retry of the same request can succeed and a
-rerun of the same request sequence reproduces the same faults. Usage reports the prompt tokens a
-per-model prefix cache served, as OpenAI's automatic prompt caching does (``prompt_cache``).
+"suture-simulator"). Answers come from a ``Responder`` (deterministic for seed, model, request
+seed and prompt; chaos faults drawn per occurrence of a prompt; cached prompt tokens reported as
+OpenAI's prompt caching does), the same one Batch API lines are answered by (``batch_api``).
+Requests are metered by per-model RPM/TPM limits like the provider's (``limits``: 429 and
+``x-ratelimit-*`` headers), at most ``max_in_flight`` are answered at once (more get 503), and
+``GET /v1/_stats`` reports what was done (``stats``). One event loop serves everything: a slow
+request is an ``asyncio.sleep``, never a thread. Idle connections are closed and slow bodies refused
+(``connections``); a prompt is remembered only as a digest (``responder``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import math
-import secrets
-from collections import Counter
+from collections.abc import Mapping
 
 from aiohttp import web
 
-from workers.simulator.bias import seeded
-from workers.simulator.completion import answer, body, complete
-from workers.simulator.errors import RequestRejected
-from workers.simulator.faults import CONTENT_FAULTS, Fault, draw_fault
-from workers.simulator.profiles import Profile
-from workers.simulator.prompt import message_text
-from workers.simulator.prompt_cache import PromptCache
-from workers.simulator.request import ChatRequest, parse_request
+from suture.workers.simulator.batch_api import BatchApi
+from suture.workers.simulator.batch_registry import BatchRegistry
+from suture.workers.simulator.batch_runner import BatchRunner
+from suture.workers.simulator.batches import BatchOptions
+from suture.workers.simulator.completion import Completion, body
+from suture.workers.simulator.connections import IDLE_TIMEOUT_S, READ_TIMEOUT_S, within
+from suture.workers.simulator.errors import RequestRejected
+from suture.workers.simulator.faults import Fault
+from suture.workers.simulator.files import FileLimits, FileStore
+from suture.workers.simulator.limits import RateLimit, RateLimiter
+from suture.workers.simulator.profiles import Profile
+from suture.workers.simulator.prompt_cache import PromptCache
+from suture.workers.simulator.replies import SIMULATED_HEADERS
+from suture.workers.simulator.replies import error_reply as _error
+from suture.workers.simulator.replies import json_reply as _json
+from suture.workers.simulator.request import ChatRequest, check_context, parse_request
+from suture.workers.simulator.responder import Responder
+from suture.workers.simulator.stats import ServerStats
+from suture.workers.simulator.tokens import prompt_tokens
 
 OWNER = "suture-simulator"
 BANNER = (
     "suture simulator: a SIMULATED OpenAI-compatible model server for demos and tests, not a real model.\n"
 )
-SIMULATED_HEADERS = {"x-suture-simulated": "true"}
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_MAX_REMEMBERED_PROMPTS = 200_000
+DEFAULT_MAX_IN_FLIGHT = 10_000
+__all__ = ["BANNER", "OWNER", "SIMULATED_HEADERS", "SimulatorServer"]
 
 
 class SimulatorServer:
-    """Request handlers bound to one profile, latency scale, seed, prompt cache and optional API key."""
+    """Request handlers bound to one simulated model (``Responder``), its limits, files and batches."""
 
     def __init__(
         self,
@@ -46,14 +59,50 @@ class SimulatorServer:
         seed: int,
         api_key: str | None = None,
         prompt_cache: PromptCache | None = None,
+        *,
+        limits: Mapping[str, RateLimit] | None = None,
+        batch_options: BatchOptions | None = None,
+        file_limits: FileLimits | None = None,
+        max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
+        read_timeout_s: float = READ_TIMEOUT_S,
+        context_tokens: Mapping[str, int] | None = None,
     ) -> None:
-        self.profile = profile
-        self.latency_scale = latency_scale
-        self.seed = seed
+        # Each model's context window: the profile's, or the model table's where settings give one.
+        windows = {m: t.context_tokens for m, t in profile.models.items()}
+        self.context_tokens = windows | dict(context_tokens or {})
+        cache = PromptCache() if prompt_cache is None else prompt_cache
+        self.idle_timeout_s = idle_timeout_s
+        self.read_timeout_s = read_timeout_s
+        self.responder = Responder(profile, latency_scale, seed, cache)
         self._api_key = api_key
-        self.prompt_cache = PromptCache() if prompt_cache is None else prompt_cache
-        self._occurrences: Counter[str] = Counter()
         self.models = tuple(profile.models)
+        self.limiter = RateLimiter(limits)
+        self.stats = ServerStats()
+        self.max_in_flight = max_in_flight
+        self.files = FileStore(file_limits)
+        runner = BatchRunner(self.responder, self.files, self.models, batch_options or BatchOptions())
+        self.batches = BatchRegistry(runner)
+
+    @property
+    def profile(self) -> Profile:
+        """The behaviour profile answers are written with."""
+        return self.responder.profile
+
+    @property
+    def latency_scale(self) -> float:
+        """Multiplier of simulated latency (0 = instant); rate-limit windows and batch delays ignore it."""
+        return self.responder.latency_scale
+
+    @property
+    def seed(self) -> int:
+        """Seed of every simulated draw."""
+        return self.responder.seed
+
+    @property
+    def prompt_cache(self) -> PromptCache:
+        """The per-model prompt-prefix cache."""
+        return self.responder.prompt_cache
 
     def __repr__(self) -> str:
         return f"SimulatorServer(profile={self.profile.name!r}, latency_scale={self.latency_scale}, seed={self.seed})"
@@ -65,6 +114,8 @@ class SimulatorServer:
         app.router.add_get("/v1/models", self.list_models)
         app.router.add_get("/v1/models/{model}", self.get_model)
         app.router.add_post("/v1/chat/completions", self.chat_completions)
+        app.router.add_get("/v1/_stats", self.get_stats)
+        BatchApi(self.files, self.batches, self._check_key, read_timeout_s=self.read_timeout_s).register(app)
         return app
 
     async def banner(self, request: web.Request) -> web.Response:
@@ -89,41 +140,77 @@ class SimulatorServer:
         return _error(rejected) if rejected else _json(_model(name))
 
     async def chat_completions(self, request: web.Request) -> web.StreamResponse:
-        """``POST /v1/chat/completions`` with structured output."""
+        """``POST /v1/chat/completions`` with structured output, metered by the configured limits."""
         try:
             rejected = self._check_key(request)
             if rejected:
                 raise rejected
-            chat = parse_request(await request.read(), self.models)
+            chat = parse_request(await within(request, self.read_timeout_s, request.read()), self.models)
+            check_context(chat, self.context_tokens[chat.model])
         except RequestRejected as exc:
+            self.stats.count(None, requests=1, errors=1)
             return _error(exc)
-        identity = _identity(chat)
-        fault_rng = seeded(self.seed, "fault", chat.model, chat.seed, self._occurrence(identity), identity)
-        fault = draw_fault(self.profile.faults, fault_rng) if self.profile.faults.total() else None
-        if fault in ("rate_limited", "server_error", "dropped_connection"):
-            return self._transport_fault(request, fault)
-        # Only a prompt the model processed reaches the cache: transport faults return above.
-        cached = self.prompt_cache.serve(chat)
-        text = answer(chat, self.profile, seeded(self.seed, chat.model, chat.seed, identity))
-        content_fault = fault if fault in CONTENT_FAULTS or fault == "slow" else None
-        scale = self.latency_scale
-        completion = complete(chat, text, content_fault, self.profile, scale, fault_rng, cached_tokens=cached)
-        if completion.latency_s > 0:
-            await asyncio.sleep(completion.latency_s)
-        headers = {"openai-processing-ms": str(round(completion.latency_s * 1000))}
-        return _json(body(chat, completion), headers)
+        self.stats.count(chat.model, requests=1)
+        if self.stats.in_flight >= self.max_in_flight:
+            self.stats.count(chat.model, errors=1)
+            return _error(_overloaded(self.max_in_flight))
+        admission = self.limiter.admit(chat.model, prompt_tokens(chat.messages), chat.max_completion_tokens)
+        if admission.rejected is not None:
+            self.stats.count(chat.model, rate_limited=1, limited=1)
+            return _error(admission.rejected, admission.headers)
+        outcome = self.responder.respond(chat)
+        if outcome.completion is None:
+            assert outcome.transport_fault is not None
+            return self._transport_fault(request, chat.model, outcome.transport_fault, admission.headers)
+        return await self._reply(chat, outcome.completion, admission.headers)
 
-    def _transport_fault(self, request: web.Request, fault: Fault) -> web.Response:
+    async def get_stats(self, request: web.Request) -> web.Response:
+        """``GET /v1/_stats``: what this simulator did (not an OpenAI endpoint; see ``stats``)."""
+        rejected = self._check_key(request)
+        if rejected:
+            return _error(rejected)
+        snapshot = {
+            "simulated": True,
+            **self.stats.snapshot(),
+            "limits": self.limiter.snapshot(),
+            "batches": self.batches.snapshot(),
+            "files": self.files.snapshot(),
+        }
+        return _json(snapshot)
+
+    async def _reply(
+        self, chat: ChatRequest, completion: Completion, headers: dict[str, str]
+    ) -> web.Response:
+        if chat.max_completion_tokens is None:
+            self.limiter.charge(chat.model, completion.completion_tokens)
+        self.stats.enter(chat.model)
+        try:
+            if completion.latency_s > 0:
+                await asyncio.sleep(completion.latency_s)
+        finally:
+            self.stats.leave(chat.model)
+        self.stats.served(
+            chat.model, completion.prompt_tokens, completion.completion_tokens, completion.cached_tokens
+        )
+        processing = {"openai-processing-ms": str(round(completion.latency_s * 1000))}
+        return _json(body(chat, completion), {**headers, **processing})
+
+    def _transport_fault(
+        self, request: web.Request, model: str, fault: Fault, headers: dict[str, str]
+    ) -> web.Response:
         if fault == "rate_limited":
+            self.stats.count(model, rate_limited=1)
             retry_after_s = self.profile.retry_after_s * self.latency_scale
-            headers = {
+            retry = {
                 "retry-after": str(math.ceil(retry_after_s)),
                 "retry-after-ms": str(round(retry_after_s * 1000)),
             }
             message = "Rate limit reached (simulated by the suture simulator). Please try again later."
             return _error(
-                RequestRejected(429, "rate_limit_exceeded", message, error_type="requests"), headers
+                RequestRejected(429, "rate_limit_exceeded", message, error_type="requests"),
+                {**headers, **retry},
             )
+        self.stats.count(model, errors=1)
         if fault == "server_error":
             message = "The server had an error while processing your request (simulated)."
             return _error(RequestRejected(500, "server_error", message, error_type="server_error"))
@@ -141,29 +228,11 @@ class SimulatorServer:
         # Never echo the key (or part of it) back: it would end up in client logs.
         return RequestRejected(401, "invalid_api_key", "Incorrect API key provided (suture simulator).")
 
-    def _occurrence(self, identity: str) -> int:
-        if len(self._occurrences) > _MAX_REMEMBERED_PROMPTS:
-            self._occurrences.clear()
-        self._occurrences[identity] += 1
-        return self._occurrences[identity]
-
-
-def _identity(chat: ChatRequest) -> str:
-    """The prompt as the model reads it: schema name and every message, role by role."""
-    parts = [chat.schema_name] + [f"{m.get('role')}:{message_text(m.get('content'))}" for m in chat.messages]
-    return "\x1e".join(parts)
-
 
 def _model(name: str) -> dict[str, object]:
     return {"id": name, "object": "model", "created": 0, "owned_by": OWNER}
 
 
-def _json(payload: object, headers: dict[str, str] | None = None) -> web.Response:
-    extra = {**SIMULATED_HEADERS, "x-request-id": f"req_sim_{secrets.token_hex(8)}", **(headers or {})}
-    return web.Response(text=json.dumps(payload), content_type="application/json", headers=extra)
-
-
-def _error(exc: RequestRejected, headers: dict[str, str] | None = None) -> web.Response:
-    response = _json(exc.body(), headers)
-    response.set_status(exc.status)
-    return response
+def _overloaded(limit: int) -> RequestRejected:
+    message = f"The server is overloaded (suture simulator: {limit} requests in flight). Please retry."
+    return RequestRejected(503, "server_overloaded", message, error_type="server_error")

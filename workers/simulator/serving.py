@@ -6,18 +6,23 @@ import asyncio
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
-from config.settings import QuizRules
-from workers.simulator.profiles import Profile, get_profile
-from workers.simulator.prompt_cache import PromptCache
-from workers.simulator.server import SimulatorServer
+from suture.config.settings import QuizRules
+from suture.workers.simulator.batches import BatchOptions
+from suture.workers.simulator.connections import IDLE_TIMEOUT_S
+from suture.workers.simulator.files import FileLimits
+from suture.workers.simulator.limits import RateLimit
+from suture.workers.simulator.profiles import Profile, get_profile
+from suture.workers.simulator.prompt_cache import PromptCache
+from suture.workers.simulator.server import DEFAULT_MAX_IN_FLIGHT, SimulatorServer
 
-BACKLOG = 2048  # hundreds of slow requests may be in flight at once
+BACKLOG = 4096  # thousands of slow requests may be in flight at once
 STOP_TIMEOUT_S = 10.0
 SHUTDOWN_TIMEOUT_S = 0.5  # in-flight slow requests are cut off at stop, not awaited
+LINGER_S = 2.0  # aiohttp's default is 10 s of draining a body nobody will read
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -45,13 +50,18 @@ class ServerThread:
     """An aiohttp application served from its own event loop in a daemon thread."""
 
     def __init__(
-        self, app_factory: Callable[[], web.Application], host: str = "127.0.0.1", port: int = 0
+        self,
+        app_factory: Callable[[], web.Application],
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        idle_timeout_s: float = IDLE_TIMEOUT_S,
     ) -> None:
         self._sock = bind(host, port)
         self.base_url = base_url(self._sock)
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
-        self._runner = web.AppRunner(app_factory(), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+        self._runner = _runner(app_factory(), idle_timeout_s)
         self._thread = threading.Thread(target=self._serve, name=f"aiohttp {self.base_url}", daemon=True)
         self._startup_error: BaseException | None = None
         self._thread.start()
@@ -76,6 +86,8 @@ class ServerThread:
         self._ready.set()
         self._loop.run_forever()
         self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.run_until_complete(_cancel_leftovers())
+        self._loop.run_until_complete(self._loop.shutdown_default_executor())  # batch validation threads
         self._loop.close()
 
     def stop(self) -> None:
@@ -86,12 +98,32 @@ class ServerThread:
         self._sock.close()
 
 
+def _runner(app: web.Application, idle_timeout_s: float) -> web.AppRunner:
+    """The app's runner; a connection idle (or not sending a whole request head) this long is closed,
+    and one whose body was refused unread is drained for at most ``LINGER_S`` (then closed)."""
+    return web.AppRunner(
+        app,
+        access_log=None,
+        shutdown_timeout=SHUTDOWN_TIMEOUT_S,
+        keepalive_timeout=idle_timeout_s,
+        lingering_time=LINGER_S,
+    )
+
+
+async def _cancel_leftovers() -> None:
+    """Cancel and await what the shutdown left running (slow replies), so none is destroyed pending."""
+    leftovers = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    for task in leftovers:
+        task.cancel()
+    await asyncio.gather(*leftovers, return_exceptions=True)
+
+
 class SimulatorHandle(ServerThread):
     """A running in-process simulator; ``.base_url`` ends in ``/v1``, ``.stop()`` shuts it down."""
 
     def __init__(self, server: SimulatorServer, host: str, port: int) -> None:
         self.server = server
-        super().__init__(server.application, host, port)
+        super().__init__(server.application, host, port, idle_timeout_s=server.idle_timeout_s)
 
     def __repr__(self) -> str:
         return f"SimulatorHandle({self.base_url}, {self.server!r})"
@@ -107,23 +139,39 @@ def start_simulator(
     api_key: str | None = None,
     rules: QuizRules | None = None,
     prompt_cache: PromptCache | None = None,
+    limits: Mapping[str, RateLimit] | None = None,
+    batch_options: BatchOptions | None = None,
+    file_limits: FileLimits | None = None,
+    max_in_flight: int = DEFAULT_MAX_IN_FLIGHT,
 ) -> SimulatorHandle:
     """Start a simulated model server in a background thread of this process.
 
-    ``prompt_cache`` defaults to a fresh ``PromptCache()`` with the packaged limits; see
+    ``prompt_cache`` defaults to a fresh ``PromptCache()`` with the packaged limits, ``limits``
+    to none, ``batch_options`` and ``file_limits`` to their defaults; see
     ``configure.start_from_settings`` for a simulator built from settings.
     """
     chosen = profile if isinstance(profile, Profile) else get_profile(profile, rules)
     if latency_scale < 0:
         raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
-    return SimulatorHandle(SimulatorServer(chosen, latency_scale, seed, api_key, prompt_cache), host, port)
+    server = SimulatorServer(
+        chosen,
+        latency_scale,
+        seed,
+        api_key,
+        prompt_cache,
+        limits=limits,
+        batch_options=batch_options,
+        file_limits=file_limits,
+        max_in_flight=max_in_flight,
+    )
+    return SimulatorHandle(server, host, port)
 
 
 def serve_forever(server: SimulatorServer, sock: socket.socket, on_ready: Callable[[], None]) -> None:
     """Serve in the foreground until SIGINT or SIGTERM, then shut down cleanly."""
 
     async def main() -> None:
-        runner = web.AppRunner(server.application(), access_log=None, shutdown_timeout=SHUTDOWN_TIMEOUT_S)
+        runner = _runner(server.application(), server.idle_timeout_s)
         await runner.setup()
         await web.SockSite(runner, sock, backlog=BACKLOG).start()
         stop = asyncio.Event()

@@ -32,7 +32,7 @@ def document_cases() -> dict[str, tuple[bytes, str]]:
         "random_binary.md": (bytes(rng.randrange(256) for _ in range(4000)), "binary"),
         "control_chars.txt": (b"\x01\x02\x03\x04\x05\x06" * 200, "binary"),
         "utf16_bom_bad.txt": (b"\xff\xfe\x00\xd8", "binary"),
-        "wrong_suffix.docx": (text, "unsupported"),
+        "wrong_suffix.docx": (text, "unreadable"),  # text named .docx: not a Word file
         "zero_byte.pdf": (b"", "empty"),
         "not_a_pdf.pdf": (b"This is plain text pretending to be a PDF. " * 20, "unreadable"),
         "truncated.pdf": (pdf()[:120], "unreadable"),

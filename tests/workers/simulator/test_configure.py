@@ -13,10 +13,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from config.settings import SimulatorFaults, SimulatorSettings, load_settings
-from workers.simulator import FaultRatesError, get_profile, server_from_settings, start_from_settings
-from workers.simulator.profiles import CHAOS_FAULTS, FAULT_NAMES, FaultRates
-from workers.simulator.prompt_cache import DEFAULT_IDLE_S, DEFAULT_MAX_ENTRIES
+from suture.config.settings import SimulatorFaults, SimulatorSettings, load_settings
+from suture.workers.simulator import FaultRatesError, get_profile, server_from_settings, start_from_settings
+from suture.workers.simulator.batches import BatchOptions
+from suture.workers.simulator.limits import RateLimit
+from suture.workers.simulator.profiles import CHAOS_FAULTS, FAULT_NAMES, FaultRates
+from suture.workers.simulator.prompt_cache import DEFAULT_IDLE_S, DEFAULT_MAX_ENTRIES
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +116,7 @@ def test_config_show_names_the_layer_of_each_fault_share(isolated: Path) -> None
     # When the effective settings are shown
     argv = ["--config", str(config), "config", "show", "--json", "--set", "simulator.faults.empty=0.2"]
     done = subprocess.run(
-        [sys.executable, "-m", "workers", *argv], capture_output=True, text=True, timeout=30, env=env
+        [sys.executable, "-m", "suture", *argv], capture_output=True, text=True, timeout=30, env=env
     )
     # Then every share is its own row, with the layer it came from
     assert done.returncode == 0, done.stderr
@@ -123,3 +125,54 @@ def test_config_show_names_the_layer_of_each_fault_share(isolated: Path) -> None
     assert rows["simulator.faults.rate_limited"] == {"value": 0.1, "source": "env"}
     assert rows["simulator.faults.slow"] == {"value": 0.05, "source": "yaml"}
     assert rows["simulator.faults.refusal"] == {"value": None, "source": "default"}
+
+
+def test_limits_and_batch_settings_reach_the_server_and_arguments_win(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given limits for two models and batch knobs in YAML, one batch knob in ENV
+    config = isolated / "custom.yaml"
+    config.write_text(
+        "simulator:\n"
+        "  limits:\n    gpt-5-nano: {rpm: 5000, tpm: 2000000}\n    gpt-5: {tpm: 40000}\n"
+        "  batch_api: {delay_s: 2.5, expire_rate: 0.1}\n"
+        "  files: {max_file_mb: 1, max_files: 7}\n"
+    )
+    monkeypatch.setenv("SUTURE_SIMULATOR__BATCH_API__LINE_ERROR_RATE", "0.2")
+    settings = load_settings(config)
+    # When a server is built from them, and once more with CLI-style arguments
+    configured = server_from_settings(settings)
+    overridden = server_from_settings(
+        settings, limits={"gpt-5": RateLimit(rpm=10)}, batch={"delay_s": 0.0, "expire_rate": 1.0}
+    )
+    # Then every layer arrives; an argument replaces a model's whole limit and single batch knobs
+    assert configured.limiter.limits == {
+        "gpt-5-nano": RateLimit(5000, 2_000_000),
+        "gpt-5": RateLimit(None, 40_000),
+    }
+    assert configured.batches.runner.options == BatchOptions(
+        delay_s=2.5, expire_rate=0.1, line_error_rate=0.2
+    )
+    assert (configured.files.limits.max_file_bytes, configured.files.limits.max_files) == (1024 * 1024, 7)
+    assert overridden.limiter.limits["gpt-5"] == RateLimit(rpm=10)
+    assert overridden.batches.runner.options == BatchOptions(
+        delay_s=0.0, expire_rate=1.0, line_error_rate=0.2
+    )
+
+
+def test_an_embedded_simulator_meters_the_configured_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given one request a minute for gpt-5-nano in the environment (as `suture batch` or `up` start it)
+    monkeypatch.setenv("SUTURE_SIMULATOR__LIMITS", '{"gpt-5-nano": {"rpm": 1}}')
+    handle = start_from_settings(load_settings(), latency_scale=0.0)
+    try:
+        # When two requests arrive
+        body = {"model": "gpt-5-nano", "messages": [{"role": "user", "content": "hi"}]}
+        statuses = [
+            httpx2.post(f"{handle.base_url}/chat/completions", json=body, timeout=10) for _ in range(2)
+        ]
+    finally:
+        handle.stop()
+    # Then the second is refused with the provider's headers
+    assert [r.status_code for r in statuses] == [200, 429]
+    assert statuses[1].headers["x-ratelimit-limit-requests"] == "1"
+    assert statuses[1].json()["error"]["code"] == "rate_limit_exceeded"

@@ -14,12 +14,12 @@ import pytest
 import yaml
 from openai import OpenAI
 
-from config.settings import DEFAULTS_FILE, ClientSettings, ModelPrice, Settings
-from tasks.calls import ModelCall
-from workers.model_client import ModelClient
-from workers.simulator import PromptCache
-from workers.simulator.prompt_cache import MAX_LIFETIME_S
-from workers.simulator.request import ChatRequest
+from suture.config.settings import DEFAULTS_FILE, ClientSettings, ModelPrice, Settings
+from suture.tasks.calls import ModelCall
+from suture.workers.model.client import ModelClient
+from suture.workers.simulator import PromptCache
+from suture.workers.simulator.prompt_cache import MAX_LIFETIME_S
+from suture.workers.simulator.request import ChatRequest
 
 from .course import PHOTOSYNTHESIS, quiz_format
 

@@ -13,8 +13,8 @@ import openai
 import pytest
 from openai import OpenAI
 
-from workers.simulator import PROFILES
-from workers.simulator.faults import REFUSAL_TEXT
+from suture.workers.simulator import PROFILES
+from suture.workers.simulator.faults import REFUSAL_TEXT
 
 from .course import quiz_format, quiz_messages
 

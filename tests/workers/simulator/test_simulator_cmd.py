@@ -20,7 +20,7 @@ def simulator_process() -> Iterator[subprocess.Popen[str]]:
         [
             sys.executable,
             "-m",
-            "workers",
+            "suture",
             "simulator",
             "--port",
             "0",
@@ -41,7 +41,7 @@ def simulator_process() -> Iterator[subprocess.Popen[str]]:
 
 def test_help_says_it_is_a_simulation() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "workers", "simulator", "--help"], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "suture", "simulator", "--help"], capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 0
     assert "SIMULATED" in result.stdout and "not a real model" in result.stdout
@@ -69,11 +69,16 @@ def test_prints_its_url_first_serves_and_stops_on_sigterm(simulator_process: sub
         (["--fault", "meteor=0.5"], "--fault"),
         (["--fault", "empty=0.9", "--fault", "refusal=0.9"], "more than 1"),
         (["--require-key-env", "SUTURE_TEST_UNSET_VARIABLE"], "not set"),
+        (["--limit", "gpt-5-nano=fast"], "--limit"),
+        (["--limit", "gpt-5-nano=0/10"], "rpm must be at least 1"),
+        (["--batch-delay-s", "-1"], "--batch-delay-s"),
+        (["--batch-expire-rate", "1.5"], "--batch-expire-rate"),
+        (["--batch-line-error-rate", "nan"], "--batch-line-error-rate"),
     ],
 )
 def test_unusable_options_exit_2_with_one_line(argv: list[str], message: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "workers", "simulator", *argv], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "suture", "simulator", *argv], capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
@@ -82,7 +87,7 @@ def test_unusable_options_exit_2_with_one_line(argv: list[str], message: str) ->
 
 def _start(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "workers", *argv],
+        [sys.executable, "-m", "suture", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -163,13 +168,43 @@ def test_unusable_configured_fault_shares_exit_2_with_one_line(
 ) -> None:
     (tmp_path / "suture.yaml").write_text(yaml_text)
     result = subprocess.run(
-        [sys.executable, "-m", "workers", "simulator", "--port", "0", *argv],
+        [sys.executable, "-m", "suture", "simulator", "--port", "0", *argv],
         capture_output=True,
         text=True,
         timeout=30,
-        env=_clean_env(**env),
+        env=_clean_env(SUTURE_CONFIG=str(tmp_path / "suture.yaml"), **env),  # named: no notice line
         cwd=tmp_path,
     )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_limit_and_batch_flags_reach_the_running_server(tmp_path: Path) -> None:
+    # Given `suture simulator` with one request a minute for gpt-5-nano and instant batches
+    argv = [
+        "simulator",
+        "--port",
+        "0",
+        "--latency-scale",
+        "0",
+        "--limit",
+        "gpt-5-nano=1/",
+        "--batch-delay-s",
+        "0",
+    ]
+    process = _start(argv, _clean_env(), tmp_path)
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        url = process.stdout.readline().strip()
+        notice = process.stderr.readline()
+        # When two requests arrive
+        outcomes = [_outcome(url), _outcome(url)]
+        stats = httpx2.get(f"{url}/_stats", timeout=10).json()
+    finally:
+        process.kill()
+        process.communicate(timeout=10)
+    # Then the second is over the limit, the notice names the limit, and the stats count it
+    assert outcomes == ["quiz", "429"]
+    assert "limit=gpt-5-nano:1/-" in notice
+    assert (stats["requests"], stats["rate_limited"]) == (2, 1)

@@ -1,0 +1,66 @@
+"""Settings of the service side: ``suture serve`` (``api``), callbacks (``webhook``) and Sentry (``sentry``).
+
+Sections of ``suture.config.settings.Settings``; each key is documented in config/defaults.yaml.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+
+class _Section(BaseModel):
+    """A settings section; unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ApiSettings(_Section):
+    """`suture serve`: where it listens, who may call it, and how much it accepts."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=0, le=65535)
+    # Bearer keys (any one opens the API and the review pages); compared in constant time, never logged.
+    keys: list[SecretStr] = Field(default_factory=list)
+    # The address people reach the API at (e.g. https://quiz.example.org), for review links in Sentry.
+    public_url: str | None = None
+    # A request body over this is refused with 413 before it is read whole.
+    max_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+    # Requests per minute per key, shared by every API process through Redis (0: no limit).
+    rate_limit_per_minute: int = Field(0, ge=0)
+    # Server processes sharing the port (`suture serve --workers`).
+    workers: int = Field(1, ge=1, le=64)
+
+
+class WebhookSettings(_Section):
+    """Callbacks: signed Standard Webhooks POSTs that never reach inside the network, and task callbacks."""
+
+    # whsec_... (Standard Webhooks); without it callbacks go out unsigned (a warning says so).
+    secret: SecretStr | None = None
+    require_https: bool = True
+    # Host names, IP addresses or networks (CIDR) a callback may reach though they are internal.
+    allowed_hosts: list[str] = Field(default_factory=list)
+    # Celery task names a callback may name (none: callbacks are http(s) URLs only).
+    allowed_tasks: list[str] = Field(default_factory=list)
+    # The whole exchange of one delivery (connect, send, headers, body), not a per-read timeout.
+    deadline_s: float = Field(10.0, gt=0)
+    max_response_bytes: int = Field(64 * 1024, ge=0)
+    max_url_chars: int = Field(2048, ge=16)
+    # Deliveries per callback (the first included), then it is given up; backoff doubles from the base.
+    max_attempts: int = Field(6, ge=1, le=20)
+    backoff_base_s: float = Field(5.0, gt=0)
+    backoff_max_s: float = Field(1800.0, gt=0)
+    # Deliveries in flight at once per worker process (they wait on the network, not the CPU).
+    concurrency: int = Field(100, ge=1)
+    # A published callback not taken up within this long (its message lost with a broker restart or a
+    # killed worker) is published again by the watchdog; a duplicate message is harmless (one delivery
+    # claims the callback, the other finds it taken).
+    pickup_lease_s: float = Field(30.0, gt=0)
+
+
+class SentrySettings(_Section):
+    """Sentry reporting (on only when a DSN is set: ``SENTRY_DSN``)."""
+
+    # None: "simulation" for a run on the simulated model, else "production".
+    environment: str | None = None
+    # Share of jobs traced across their attempt, slice and merge tasks (None or 0: no tracing).
+    traces_sample_rate: float | None = Field(None, ge=0, le=1)

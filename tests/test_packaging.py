@@ -1,0 +1,97 @@
+"""A regular (not editable) install exposes one import name, ``suture``, beside an app's own packages.
+
+The web app of the README has its own ``config`` and ``tasks`` packages (the usual Django layout);
+suture must install and import next to them without shadowing or being shadowed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYOUT_NAMES = ("config", "tasks", "workers", "contracts")
+
+APP_CHECK = """
+import config, contracts, tasks, workers
+assert all(m.MINE for m in (config, contracts, tasks, workers)), "the app's own packages"
+from suture import enqueue, get_job, cancel, JobHandle, Contract, Failure
+import suture.workers.producer, suture.config.settings
+print(suture.__file__)
+print(suture.config.settings.__file__)
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """suture installed with ``pip install .`` (a wheel built from this tree) into a fresh target folder."""
+    target = tmp_path_factory.mktemp("site-packages")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-compile",
+            "--target",
+            str(target),
+            ".",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return target
+
+
+def test_only_suture_is_installed(installed: Path) -> None:
+    # Then the install added one package, suture, holding the four folders as real directories
+    names = {p.name for p in installed.iterdir() if not p.name.endswith((".dist-info", ".egg-info"))}
+    assert names - {"bin"} == {"suture"}
+    for name in LAYOUT_NAMES:
+        assert (installed / "suture" / name / "__init__.py").is_file()
+        assert not (installed / "suture" / name).is_symlink()
+    assert (installed / "suture" / "config" / "defaults.yaml").is_file()
+
+
+def test_an_app_with_its_own_config_and_tasks_packages_imports_suture(
+    installed: Path, tmp_path: Path
+) -> None:
+    # Given an app directory with its own config/, tasks/, workers/ and contracts/ packages
+    for name in LAYOUT_NAMES:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text("MINE = True\n")
+
+    # When that app imports suture's public API (the installed copy, not this checkout)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    env["PYTHONPATH"] = str(installed)
+    done = subprocess.run(
+        [sys.executable, "-c", APP_CHECK], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+
+    # Then both are importable side by side, and suture's modules come from the installed package
+    assert done.returncode == 0, done.stderr[-2000:]
+    suture_file, settings_file = done.stdout.split()
+    assert Path(suture_file).is_relative_to(installed)
+    assert Path(settings_file).is_relative_to(installed)
+
+
+def test_the_celery_app_is_found_under_the_one_name() -> None:
+    # When Celery looks up the app the way `celery -A suture.workers worker` does
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "suture.workers", "inspect", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    # Then it finds suture's app
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -1,0 +1,170 @@
+"""Commands that stop cleanly: Ctrl-C, SIGTERM and a SIGKILLed parent, checked by process ids.
+
+Each test starts a real `suture batch|generate|eval` subprocess with no broker and no model
+configured (so it starts its own Redis, Celery workers and simulator), signals it while jobs are in
+flight, and checks that every process it started is gone within 10 s and that it said, in one line,
+what was kept and how to go on. (`suture up` is checked the same way in test_stack.py.)
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.processes import alive, children, still_running, wait_for_children
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples"
+STOP_BOUND_S = 10.0
+NOISE = ("Traceback", "Task was destroyed", "transport retry", "Exception ignored")
+
+
+def start(tmp_path: Path, *args: str, latency_scale: str = "1") -> subprocess.Popen[str]:
+    """`suture ARGS` as a user starts it: nothing configured, a home of its own, the simulator at real speed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_", "REDIS_URL"))}
+    env |= {"HOME": str(tmp_path), "SUTURE_SIMULATOR__LATENCY_SCALE": latency_scale}
+    env.pop("XDG_RUNTIME_DIR", None)  # no `suture up` to find: the command starts what it needs
+    return subprocess.Popen(
+        [sys.executable, "-m", "suture", *args],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def stop(process: subprocess.Popen[str], *signums: int) -> tuple[int, str, float]:
+    """Send the signals (0.3 s apart); returns the exit code, stderr, and when the first was sent."""
+    sent = time.monotonic()
+    for i, signum in enumerate(signums):
+        if i:
+            time.sleep(0.3)
+        process.send_signal(signum)
+    try:
+        _, stderr = process.communicate(timeout=STOP_BOUND_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+    return process.returncode, stderr, sent
+
+
+def wait_for_line(path: Path, timeout_s: float = 60.0) -> None:
+    """Wait until ``path`` has a line (the batch wrote its first job to its manifest)."""
+    deadline = time.monotonic() + timeout_s
+    while not (path.is_file() and path.read_text().strip()):
+        assert time.monotonic() < deadline, f"{path} still empty after {timeout_s:g} s"
+        time.sleep(0.1)
+
+
+def check_one_line(stderr: str, command: str, args: list[str]) -> str:
+    """The command's last line says it was stopped and how to go on; nothing noisy came before it."""
+    lines = stderr.strip().splitlines()
+    assert not [line for line in lines if any(n in line for n in NOISE)], stderr
+    farewell = [line for line in lines if "interrupted" in line or "stopped" in line]
+    assert farewell == [lines[-1]], stderr
+    assert lines[-1].startswith(f"suture {command}: interrupted;"), stderr
+    rerun = shlex.split(lines[-1].rsplit("rerun: ", 1)[-1])
+    assert rerun[-len(args) :] == args, lines[-1]
+    program = rerun[: -len(args)]
+    runs = subprocess.run([*program, "--help"], capture_output=True, text=True, timeout=60)
+    assert runs.returncode == 0, f"the rerun command does not run: {program}"
+    return lines[-1]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_an_interrupted_batch_stops_its_stack_and_says_how_to_resume(tmp_path: Path, signum: int) -> None:
+    # Given a batch on its own embedded stack (Redis + 2 workers), with jobs in flight
+    args = ["batch", str(EXAMPLES), "--out", str(tmp_path / "out")]
+    process = start(tmp_path, *args)
+    stack = wait_for_children(process.pid, 3)
+    wait_for_line(tmp_path / "out" / "jobs.jsonl")
+
+    # When it is interrupted
+    code, stderr, sent = stop(process, signum)
+
+    # Then everything it started is gone within 10 s, and one line says what is kept and how to go on
+    assert not still_running(stack, sent + STOP_BOUND_S), stderr
+    assert code == 128 + signum
+    line = check_one_line(stderr, "batch", args)
+    assert f"in {tmp_path / 'out'}/" in line and "jobs enqueued had finished" in line
+
+
+def test_a_second_ctrl_c_stops_a_batch_at_once(tmp_path: Path) -> None:
+    # Given a batch with jobs in flight
+    args = ["batch", str(EXAMPLES), "--out", str(tmp_path / "out")]
+    process = start(tmp_path, *args)
+    stack = wait_for_children(process.pid, 3)
+    wait_for_line(tmp_path / "out" / "jobs.jsonl")
+
+    # When Ctrl-C is pressed twice, while the first is still stopping the workers
+    code, stderr, sent = stop(process, signal.SIGINT, signal.SIGINT)
+
+    # Then it stops at once, and still leaves nothing behind
+    assert code == 130
+    assert not still_running(stack, sent + STOP_BOUND_S)
+    assert "stopped at once on a second signal" in stderr.strip().splitlines()[-1], stderr
+
+
+def test_the_stack_of_a_killed_batch_stops_on_its_own(tmp_path: Path) -> None:
+    # Given a batch with jobs in flight
+    process = start(tmp_path, "batch", str(EXAMPLES), "--out", str(tmp_path / "out"))
+    stack = wait_for_children(process.pid, 3)
+    wait_for_line(tmp_path / "out" / "jobs.jsonl")
+
+    # When it is SIGKILLed, with no chance to stop anything
+    process.kill()
+    sent = time.monotonic()
+    process.communicate(timeout=10)
+
+    # Then Redis and the workers it started exit by themselves within 10 s
+    assert not still_running(stack, sent + STOP_BOUND_S)
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"]
+)
+def test_an_interrupted_generate_stops_its_stack(tmp_path: Path, signum: int) -> None:
+    # Given one job through Celery on an embedded stack, its model call in flight
+    args = ["generate", str(EXAMPLES / "photosynthesis.md")]
+    process = start(tmp_path, *args)
+    stack = wait_for_children(process.pid, 3)
+    time.sleep(1.0)
+
+    # When it is signalled
+    code, stderr, sent = stop(process, signum)
+
+    # Then every process it started is gone within 10 s; unless SIGKILLed, it said so in one line
+    assert not still_running(stack, sent + STOP_BOUND_S), stderr
+    assert code == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signum)
+    if signum != signal.SIGKILL:
+        assert "no result was kept" in check_one_line(stderr, "generate", args)
+
+
+@pytest.mark.parametrize(
+    "signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "sigkill"]
+)
+def test_an_interrupted_eval_stops_at_once(tmp_path: Path, signum: int) -> None:
+    # Given an eval running its jobs inline, on the simulator in a thread of its own process
+    args = ["eval", str(EXAMPLES), "--out", str(tmp_path / "eval"), "--concurrency", "4"]
+    process = start(tmp_path, *args)
+    time.sleep(3.0)
+    assert alive(process.pid) and children(process.pid) == []  # nothing outside the process to leave behind
+
+    # When it is signalled mid-run
+    code, stderr, _ = stop(process, signum)
+
+    # Then it ends at once (threads waiting on model replies are not waited for), saying so in one line
+    assert code == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signum)
+    if signum != signal.SIGKILL:
+        assert "nothing was written" in check_one_line(stderr, "eval", args)

@@ -1,0 +1,186 @@
+"""What a job must pass before anything is stored: its contract, parameters, policy, input and size.
+
+``admit`` turns an enqueue request into the ``JobSpec`` a worker will run, or raises the
+``InvalidJob`` that says why no worker could run it (``suture.workers.errors``):
+
+- the callback (``InvalidJob`` on field ``callback``: ``suture.workers.webhooks.check_callback``);
+- the contract name (``UnknownContract``), its parameters resolved over the settings
+  (``InvalidParams``: e.g. ``questions`` outside the contract's bounds), the policy's name
+  (``UnknownPolicy``) and fit (``InvalidPolicy``: it names an invariant the contract lacks);
+- the input: at most ``max_input_bytes``, then checked like every document the readers take (``suture.workers.documents.text``):
+  empty, binary, a PDF or other file format passed as text, text that does not decode
+  (``UnusableInput``); bytes are decoded as a text file is (UTF-8, UTF-16 with a BOM, else cp1252);
+- the size: the first step's prompt, as the engine would send it, must fit the model's context
+  window (``context_tokens`` in the model table, less the reply's ``max_completion_tokens``) and
+  ``max_input_tokens`` if set (``InputTooLarge``, naming both numbers).
+
+``enqueue`` and ``suture generate --inline`` both admit through here, so every entry point refuses
+the same inputs. Pure apart from reading a policy file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from suture.config.settings import Settings
+from suture.contracts.errors import ContractParamsError, UnknownContractError
+from suture.contracts.examples import estimate_tokens
+from suture.contracts.registry import contract_class, resolve_params
+from suture.tasks import engine
+from suture.tasks.policy import Policy, PolicyError, load_policy
+from suture.tasks.policy_choice import check_fit, policy_name
+from suture.tasks.spec import EngineOptions, JobSpec
+from suture.workers.errors import (
+    InputTooLarge,
+    InvalidJob,
+    InvalidParams,
+    InvalidPolicy,
+    UnknownContract,
+    UnknownPolicy,
+    UnusableInput,
+)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """An admitted job: the spec to store and the policy its first step was checked under."""
+
+    spec: JobSpec
+    policy: Policy
+
+
+@dataclass(frozen=True)
+class Request:
+    """A job's contract parameters, complete, and its policy (name as stored, and built), checked."""
+
+    params: dict[str, Any]
+    policy_name: str
+    policy: Policy
+
+
+def check_request(contract: str, params: dict[str, Any], policy: str | None, settings: Settings) -> Request:
+    """Check what a job asks apart from its input: contract, parameters, policy and its fit; raises
+    ``InvalidJob``. ``suture batch`` checks its request once with this before reading any document."""
+    resolved = _params(contract, params, settings)
+    name = policy_name(policy, contract, settings)
+    return Request(resolved, name, _policy(name, contract, settings))
+
+
+def admit(
+    job_id: str,
+    contract: str,
+    input: str | bytes,
+    settings: Settings,
+    *,
+    params: dict[str, Any] | None = None,
+    policy: str | None = None,
+    callback: str | None = None,
+    batch: str | None = None,
+) -> Admission:
+    """The job's spec and policy if a worker can run it; raises ``InvalidJob`` (nothing stored)."""
+    request = check_request(contract, params or {}, policy, settings)
+    if callback is not None:
+        check_callback_of_job(callback, settings)
+    spec = JobSpec(
+        job_id=job_id,
+        contract=contract,
+        params=request.params,
+        source=document_text(input, settings.max_input_bytes),
+        policy=request.policy_name,
+        callback=callback,
+        batch=batch,
+        options=EngineOptions.from_settings(settings),
+    )
+    check_size(spec, request.policy, settings)
+    return Admission(spec, request.policy)
+
+
+def check_callback_of_job(callback: str, settings: Settings) -> None:
+    """Refuse a callback no worker would call (``webhook`` settings), as ``InvalidJob`` on ``callback``."""
+    from suture.workers.webhooks import CallbackRefused, check_callback
+
+    try:
+        check_callback(callback, settings.webhook)
+    except CallbackRefused as exc:
+        raise InvalidJob(str(exc), field="callback", value=callback) from None
+
+
+def _params(contract: str, params: dict[str, Any], settings: Settings) -> dict[str, Any]:
+    try:
+        return resolve_params(contract, params, settings)
+    except UnknownContractError as exc:
+        raise UnknownContract(str(exc), field="contract", value=contract, known=exc.known) from None
+    except ContractParamsError as exc:
+        raise InvalidParams(str(exc), field=exc.param, value=exc.value, known=exc.known) from None
+
+
+def _policy(name: str, contract: str, settings: Settings) -> Policy:
+    try:
+        chosen = load_policy(name, settings)
+        check_fit(chosen, contract_class(contract))
+    except PolicyError as exc:
+        if exc.field == "name":
+            raise UnknownPolicy(
+                str(exc), field="policy", value=name, known=sorted(settings.policies)
+            ) from None
+        raise InvalidPolicy(str(exc), field="policy", value=name) from None
+    return chosen
+
+
+def document_text(input: str | bytes, max_bytes: int | None = None) -> str:
+    """The input as a document's text, or ``UnusableInput`` saying why it is none (``max_bytes``:
+    ``max_input_bytes``, checked before anything else)."""
+    from suture.workers.documents.errors import UnreadableDocument
+    from suture.workers.documents.readers import decode_text
+    from suture.workers.documents.text import text_problem
+
+    if max_bytes is not None and _over_bytes(input, max_bytes):
+        detail = (
+            f"the input has {len(input):,} {'bytes' if isinstance(input, bytes | bytearray) else 'characters'}, "
+            f"over max_input_bytes={max_bytes:,} bytes of UTF-8; `suture batch` cuts a long document into sections"
+        )
+        raise UnusableInput("too_large", detail)
+    if isinstance(input, bytes | bytearray):
+        try:
+            input = decode_text(Path("input"), bytes(input)).text
+        except UnreadableDocument as exc:
+            raise UnusableInput(exc.reason, exc.detail) from None
+    if not isinstance(input, str):
+        raise UnusableInput("type", f"the input must be text (str) or bytes, got {type(input).__name__}")
+    problem = text_problem(input)
+    if problem is not None:
+        raise UnusableInput(*problem)
+    return input
+
+
+def _over_bytes(text: str | bytes | bytearray, limit: int) -> bool:
+    """Whether ``text`` is over ``limit`` bytes as UTF-8; encoded only when its length cannot tell."""
+    if not isinstance(text, str) or len(text) > limit or len(text) * 4 <= limit:  # 1-4 bytes a character
+        return len(text) > limit
+    return len(text.encode("utf-8", errors="surrogatepass")) > limit
+
+
+def check_size(spec: JobSpec, policy: Policy, settings: Settings) -> None:
+    """Raise ``InputTooLarge`` if the first step's prompt outgrows its model or ``max_input_tokens``."""
+    from suture.workers.model.pricing import price_of
+
+    action = engine.next_action(engine.start(spec), policy)
+    if not isinstance(action, engine.RunFull):
+        return
+    call = action.call
+    tokens = sum(estimate_tokens(message["content"]) for message in call.messages)
+    limit = settings.max_input_tokens
+    if limit is not None and tokens > limit:
+        raise InputTooLarge(tokens, limit, "max_input_tokens")
+    price = price_of(call.model, settings.prices)
+    if price is None or price.context_tokens is None:
+        return
+    reply = call.max_completion_tokens or settings.client.max_completion_tokens
+    room = price.context_tokens - reply
+    if tokens > room:
+        where = (
+            f"{call.model}'s context window ({price.context_tokens:,} tokens, less {reply:,} for the reply)"
+        )
+        raise InputTooLarge(tokens, room, where)

@@ -1,0 +1,84 @@
+"""The ASGI app of ``suture serve``: routes, problem handlers, the body limit, and its OpenAPI schema.
+
+``create_app(settings)`` builds one app for one process; ``openapi.json`` describes every route,
+body and error: both request bodies of ``POST /v1/jobs`` (JSON and multipart), and every error as
+``application/problem+json`` with the ``Problem`` schema.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from suture.config.settings import Settings
+from suture.workers.api.body_limit import BodyLimit
+from suture.workers.api.context import Service
+from suture.workers.api.problems import PROBLEM_JSON, Problem, install_handlers
+from suture.workers.api.routes import jobs, review
+from suture.workers.api.routes import service as service_routes
+from suture.workers.api.schemas import JobRequest, JobUpload
+
+DESCRIPTION = """Enqueue contract-checked generation jobs (quizzes from course documents), follow them,
+fetch their results and traces, and review the quizzes soft-delivered for a person to look at.
+Authenticate with `Authorization: Bearer <key>` (keys from `api.keys`). Errors are RFC 9457
+`application/problem+json` with a stable `code`. Callbacks are signed per Standard Webhooks."""
+
+
+def create_app(settings: Settings) -> FastAPI:
+    """The API for these settings (keys, limits, store and broker)."""
+    app = FastAPI(
+        title="suture", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None,
+    )  # fmt: skip
+    app.state.service = Service.from_settings(settings)
+    install_handlers(app)
+    app.include_router(jobs.router)
+    app.include_router(service_routes.router)
+    app.include_router(review.router)
+    app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def from_environment() -> FastAPI:
+    """The app for settings read from this process's environment (each of ``serve --workers N``):
+    resolved as ``suture serve`` resolved them (configured, else the running ``suture up``)."""
+    from suture.config.settings import load_settings
+    from suture.workers.local.discovery import resolve
+
+    return create_app(resolve(load_settings()))
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in (JobRequest, JobUpload, Problem):
+        definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
+        components.update(definition.pop("$defs", {}))
+        components[model.__name__] = definition
+    components["JobUpload"]["properties"]["file"] = {"type": "string", "format": "binary"}
+    for path in schema["paths"].values():
+        for operation in path.values():
+            _problem_content(operation)
+    for unused in ("HTTPValidationError", "ValidationError"):
+        components.pop(unused, None)
+    app.openapi_schema = schema
+    return schema
+
+
+def _problem_content(operation: dict[str, Any]) -> None:
+    """Every error response is problem+json (FastAPI would document application/json)."""
+    problem = {"schema": {"$ref": "#/components/schemas/Problem"}}
+    for status, response in operation.get("responses", {}).items():
+        if (status.isdigit() and int(status) >= 400 and status != "503") or _is_problem(response):
+            response["content"] = {PROBLEM_JSON: problem}
+        if status == "422":
+            response["description"] = "Invalid request: the problem names the field"
+
+
+def _is_problem(response: dict[str, Any]) -> bool:
+    content = response.get("content", {})
+    return any(c.get("schema", {}).get("$ref", "").endswith("/Problem") for c in content.values())

@@ -1,0 +1,168 @@
+"""``/v1/jobs``: enqueue (JSON or a multipart upload), poll, result, trace, cancel, resume.
+
+Every route calls the producer API (``suture.workers.producer``), as the CLI does; its blocking
+Redis calls run in the server's thread pool. Errors are problems (``suture.workers.api.problems``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from suture.config.settings import Settings
+from suture.workers import producer
+from suture.workers.api.context import BEARER, api_caller, service
+from suture.workers.api.problems import ProblemError, problem_responses, validation_problem
+from suture.workers.api.schemas import (
+    JOB_ID_PATTERN,
+    Cancelled,
+    CancelRequest,
+    JobAccepted,
+    JobRequest,
+    JobView,
+    ResumeRequest,
+    TraceView,
+)
+from suture.workers.api.uploads import upload_text
+
+router = APIRouter(prefix="/v1", tags=["jobs"], dependencies=[Depends(BEARER), Depends(api_caller)])
+JobId = Annotated[str, Path(pattern=JOB_ID_PATTERN, description="A job id (32 hex characters)")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        max_length=255,
+        description="The same key with the same request returns the same job; with another request: 409",
+    ),
+]
+MULTIPART_FIELDS = ("contract", "questions", "policy", "callback")
+LOCATION = {"Location": {"description": "The job's URL", "schema": {"type": "string"}}}
+JOB_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}},
+            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/JobUpload"}},
+        },
+    }
+}
+
+
+class _UploadFields(BaseModel):
+    """The form fields beside the file, validated as JobRequest validates them."""
+
+    contract: str = "quiz"
+    questions: int | None = None
+    policy: str | None = None
+    callback: str | None = None
+
+
+@router.post(
+    "/jobs",
+    status_code=202,
+    response_model=JobAccepted,
+    summary="Enqueue a job",
+    responses={202: {"headers": LOCATION}, **problem_responses(401, 409, 413, 415, 422, 429, 503)},
+    openapi_extra=JOB_BODY,
+)
+async def create_job(
+    request: Request, response: Response, idempotency_key: IdempotencyKey = None
+) -> JobAccepted:
+    """Enqueue a job from a JSON body or a multipart upload (``file``: .md, .txt or .pdf)."""
+    settings = service(request).settings
+    fields = await _job_fields(request)
+    job_id, status = await run_in_threadpool(_enqueue, fields, idempotency_key, settings)
+    response.headers["Location"] = f"/v1/jobs/{job_id}"
+    return JobAccepted(job_id=job_id, status=status)
+
+
+def _enqueue(fields: JobRequest, key: str | None, settings: Settings) -> tuple[str, Any]:
+    """Enqueue through the producer API and read the job's status, in one trip to the thread pool."""
+    handle = producer.enqueue(
+        fields.contract, fields.input, questions=fields.questions, policy=fields.policy,
+        callback=fields.callback, idempotency_key=key, settings=settings,
+    )  # fmt: skip
+    return handle.id, handle.status()
+
+
+async def _job_fields(request: Request) -> JobRequest:
+    kind = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    if kind == "application/json":
+        try:
+            return JobRequest.model_validate_json(await request.body())
+        except ValidationError as exc:
+            raise validation_problem(list(exc.errors()), prefix=()) from None
+    if kind == "multipart/form-data":
+        return await _upload_fields(request)
+    raise ProblemError(415, "unsupported-media-type", "send application/json or multipart/form-data")
+
+
+async def _upload_fields(request: Request) -> JobRequest:
+    settings = service(request).settings
+    try:
+        form = await request.form(max_files=1, max_fields=len(MULTIPART_FIELDS) + 1)
+    except HTTPException as exc:  # malformed multipart, too many parts: Starlette says 400
+        raise ProblemError(422, "invalid-request", f"body: {exc.detail}", field="body") from None
+    try:
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise ProblemError(422, "invalid-request", "file: an uploaded document is required", field="file")
+        raw = {k: v for k in MULTIPART_FIELDS if isinstance(v := form.get(k), str) and v != ""}
+        try:
+            extra = _UploadFields.model_validate(raw)
+            text = await run_in_threadpool(upload_text, upload, settings.batch)
+            return JobRequest(input=text, **extra.model_dump())
+        except ValidationError as exc:
+            raise validation_problem(list(exc.errors()), prefix=()) from None
+    finally:
+        await form.close()
+
+
+@router.get("/jobs/{job_id}", response_model=JobView, summary="A job's status and result",
+            responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
+def read_job(request: Request, job_id: JobId) -> JobView:
+    """The job's status, and its result once finished (the same keys as ``suture result``)."""
+    handle = producer.get_job(job_id, service(request).settings)
+    status = handle.status()
+    result = handle.result(timeout_s=0) if status in _FINAL else None
+    return JobView(job_id=job_id, status=status, result=result)
+
+
+@router.get("/jobs/{job_id}/trace", response_model=TraceView, summary="Every attempt of a job",
+            responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
+def read_trace(request: Request, job_id: JobId) -> TraceView:
+    """Every attempt so far, across resumes, oldest first (as ``suture trace``)."""
+    handle = producer.get_job(job_id, service(request).settings)
+    return TraceView(job_id=job_id, attempts=handle.trace())
+
+
+@router.post("/jobs/{job_id}/cancel", response_model=Cancelled, summary="Cancel a job",
+             responses=problem_responses(401, 404, 409, 413, 422, 429, 503))  # fmt: skip
+def cancel_job(request: Request, job_id: JobId, body: CancelRequest | None = None) -> Cancelled:
+    """Stop a job that has not finished (its result is stored now, status ``cancelled``); 409 if it had."""
+    settings = service(request).settings
+    reason = (body.reason if body else None) or producer.CANCEL_REASON
+    if not producer.cancel(job_id, reason, settings=settings):
+        status = producer.get_job(job_id, settings).status()
+        raise ProblemError(
+            409, "job-finished", f"job {job_id} had already finished ({status}); nothing changed"
+        )
+    return Cancelled(job_id=job_id)
+
+
+@router.post("/jobs/{job_id}/resume", status_code=202, response_model=JobAccepted,
+             summary="Resume a soft-delivered job with feedback",
+             responses={202: {"headers": LOCATION}, **problem_responses(401, 404, 409, 413, 422, 429, 503)})  # fmt: skip
+def resume_job(request: Request, response: Response, job_id: JobId, body: ResumeRequest) -> JobAccepted:
+    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget (history kept)."""
+    handle = producer.resume(job_id, body.feedback, settings=service(request).settings)
+    response.headers["Location"] = f"/v1/jobs/{handle.id}"
+    return JobAccepted(job_id=handle.id, status="queued")
+
+
+_FINAL: frozenset[str] = frozenset({"delivered", "soft_delivered", "refused", "failed", "cancelled"})
+__all__: list[Any] = ["router"]

@@ -1,0 +1,109 @@
+"""The API's request and response bodies (pydantic models, so the OpenAPI schema describes them)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+from suture.contracts.registry import contract_names
+
+JOB_ID_PATTERN = r"^[0-9a-f]{32}$"
+MAX_QUESTIONS = 200
+MAX_FEEDBACK_CHARS = 4000
+Status = Literal["queued", "running", "delivered", "soft_delivered", "refused", "failed", "cancelled"]
+
+
+class JobRequest(BaseModel):
+    """A job to enqueue: the document's text and what to make of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    contract: str = Field(
+        "quiz",
+        description="The contract to generate under",
+        json_schema_extra={"enum": list[JsonValue](contract_names())},
+    )
+    input: str = Field(description="The source document's text (not blank)", min_length=1, pattern=r"\S")
+    questions: int | None = Field(None, ge=1, le=MAX_QUESTIONS, description="How many questions to write")
+    policy: str | None = Field(None, description="A retry policy name from the settings", max_length=200)
+    callback: str | None = Field(
+        None,
+        description="An https URL the result is POSTed to, signed per Standard Webhooks",
+        max_length=2048,
+    )
+
+
+class JobUpload(BaseModel):
+    """A job whose document is an uploaded file (multipart/form-data)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: bytes = Field(description="The document: .md, .markdown, .txt or .pdf")
+    contract: str = Field("quiz", json_schema_extra={"enum": list[JsonValue](contract_names())})
+    questions: int | None = Field(None, ge=1, le=MAX_QUESTIONS)
+    policy: str | None = Field(None, max_length=200)
+    callback: str | None = Field(None, max_length=2048)
+
+
+class JobAccepted(BaseModel):
+    """A job accepted for processing; poll ``Location`` for its status and result."""
+
+    job_id: str
+    status: Status
+
+
+class JobView(BaseModel):
+    """A job's status, and its result once it has finished (the result schema of `suture result`)."""
+
+    job_id: str
+    status: Status
+    result: dict[str, Any] | None = Field(
+        None, description="The result (status, output, failures, attempts, usage, cost_usd, ...)"
+    )
+
+
+class TraceView(BaseModel):
+    """Every attempt of a job so far, across resumes, oldest first (as `suture trace`)."""
+
+    job_id: str
+    attempts: list[dict[str, Any]]
+
+
+class ResumeRequest(BaseModel):
+    """A person's feedback for another round of a soft-delivered job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    feedback: str = Field(min_length=1, max_length=MAX_FEEDBACK_CHARS)
+
+
+class CancelRequest(BaseModel):
+    """Why a job is cancelled (kept in its result's reason)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str | None = Field(None, max_length=500)
+
+
+class Cancelled(BaseModel):
+    """A job that this request cancelled."""
+
+    job_id: str
+    status: Literal["cancelled"] = "cancelled"
+
+
+class Stats(BaseModel):
+    """What waits and what runs (as `suture stats`)."""
+
+    jobs: dict[str, Any]
+    queues: dict[str, int] | None
+    broker_error: str | None = None
+
+
+class Health(BaseModel):
+    """Whether the job store and the broker answer."""
+
+    status: Literal["ok", "unavailable"]
+    store: Literal["ok", "unavailable"]
+    broker: Literal["ok", "unavailable"]

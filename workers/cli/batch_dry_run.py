@@ -1,0 +1,77 @@
+"""``suture batch --dry-run``: the sections per document and what the batch should cost and take.
+
+Reads only the plan (the documents, already read) and the settings: no stack is started, no job
+enqueued, no model called. Figures come from ``suture.workers.batch.estimate``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from suture.config.settings import Settings
+from suture.tasks.policy import load_policy
+from suture.workers.batch.estimate import BatchEstimate, Estimator
+from suture.workers.batch.plan import BatchPlan
+from suture.workers.batch.runner import BatchOptions
+
+
+def print_dry_run(
+    plan: BatchPlan, settings: Settings, options: BatchOptions, out: TextIO | None = None
+) -> None:
+    """Print every document's sections, the skipped inputs, and the batch's estimate."""
+    out = out or sys.stdout
+    policy = load_policy(options.policy, settings)
+    estimator = Estimator(settings, policy, options.questions)
+    total = BatchEstimate()
+    current = None
+    for section in plan.iter_sections():
+        if section.source != current:
+            current = section.source
+            print(f"{current}: {plan.documents[current]} section(s)", file=out)
+        job = estimator.job(len(section.text))
+        total.add(job)
+        pages = "" if section.page_start is None else f", {_pages(section.page_start, section.page_end)}"
+        cost = "" if job.cost_usd is None else f", ~${job.cost_usd:.4f}"
+        print(
+            f"  §{section.index} {section.title or '(untitled)'}: {len(section.text):,} chars{pages}{cost}",
+            file=out,
+        )
+    for issue in plan.skipped:
+        print(f"skipped: {issue.source}: {issue.reason}: {issue.detail}", file=out)
+    print(
+        f"{plan.sections} section(s) in {len(plan.documents)} document(s); {len(plan.skipped)} input file(s) skipped",
+        file=out,
+    )
+    print(_estimate_line(total, estimator, options, policy.name), file=out)
+    print("dry run: no stack started, no job enqueued, no model called", file=out)
+
+
+def _estimate_line(total: BatchEstimate, estimator: Estimator, options: BatchOptions, policy: str) -> str:
+    overhead = estimator.policy.repair_overhead
+    head = f"estimate (policy {policy}, {options.questions} questions, first model {estimator.model}): "
+    if total.cost_usd is None:
+        cost = f"cost unknown ({estimator.model} is not in the price table)"
+    elif overhead is None:
+        cost = f"${total.cost_usd:.4f} for first attempts only (the policy has no measured repair_overhead)"
+    else:
+        cost = f"${total.cost_usd:.4f} (first attempts ${total.first_attempts_usd or 0:.4f} x repair overhead {overhead.cost:g})"
+    wall = total.wall_s(options.jobs_in_flight)
+    time = (
+        f"time unknown ({estimator.model} has no estimate.model_speeds entry)"
+        if wall is None
+        else f"about {_duration(wall)} with {options.jobs_in_flight} jobs in flight"
+    )
+    return head + cost + "; " + time
+
+
+def _pages(start: int, end: int | None) -> str:
+    return f"p. {start}" if end in (None, start) else f"pp. {start}-{end}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

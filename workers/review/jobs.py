@@ -1,0 +1,56 @@
+"""Jobs from the store as review views: one job's page, and the soft-delivered jobs waiting for a person."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from suture.tasks.job import JobState
+from suture.workers.review.view import ReviewView, build_view
+from suture.workers.store.job_store import JobNotFound, JobRecord, JobStore
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A soft-delivered job on the review list, with its view and when it was delivered."""
+
+    view: ReviewView
+    delivered_s: float
+
+    @property
+    def when(self) -> str:
+        return datetime.fromtimestamp(self.delivered_s, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def job_view(store: JobStore, job_id: str) -> ReviewView | None:
+    """The job's page as its latest result shows it, or None while it has no result; raises JobNotFound."""
+    return record_view(store.load(job_id))
+
+
+def record_view(
+    record: JobRecord, result: dict[str, Any] | None = None, *, source: dict[str, Any] | None = None
+) -> ReviewView | None:
+    """A stored job's view: its result (or ``result``), its whole trace (every round), its document."""
+    result = result if result is not None else record.result
+    if result is None:
+        return None
+    attempts = None
+    if record.state:
+        attempts = [a.public() for a in JobState.model_validate(record.state).attempts]
+    text = record.job_spec.source  # the stored spec, read through JobSpec (any spec version)
+    return build_view(result, text, attempts=attempts, source=source)
+
+
+def waiting(store: JobStore, limit: int = 200) -> list[Waiting]:
+    """Soft-delivered jobs waiting for a person, newest first (jobs expired from the store dropped)."""
+    found: list[Waiting] = []
+    for job_id, delivered_s in store.waiting_review(limit):
+        try:
+            view = job_view(store, job_id)
+        except JobNotFound:
+            store.forget_review(job_id)
+            continue
+        if view is not None and view.status == "soft_delivered":
+            found.append(Waiting(view, delivered_s))
+    return found

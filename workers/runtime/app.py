@@ -1,0 +1,184 @@
+"""suture's Celery app: JSON-only messages, two queues, late acks and ordered time limits.
+
+Model calls (``suture.attempt``, ``suture.surgical_slice``) go to ``suture.model``, bookkeeping
+(``suture.merge``, ``suture.deliver``, ``suture.watchdog``) to ``suture.control`` and callbacks
+(``suture.callback``, handed to the worker's courier) to ``suture.callbacks``, so each can be
+scaled apart and a slow receiver never queues ahead of a merge. ``configure(settings)`` points the app at the broker and checks
+that client timeout < soft limit < hard limit < visibility timeout, so a running task is never
+redelivered and a hung model call is cut by the client before Celery kills the task. Errors::
+
+    CeleryConfigError(problem)   the settings cannot run Celery safely (one line, names the values)
+"""
+
+from __future__ import annotations
+
+import threading
+from itertools import pairwise
+from typing import Any
+
+from celery import Celery
+
+from suture.config.settings import DEFAULT_REDIS_URL, Settings
+
+MODEL_QUEUE = "suture.model"
+CONTROL_QUEUE = "suture.control"
+CALLBACK_QUEUE = "suture.callbacks"
+
+# Every queue a worker serving all of suture consumes (``suture worker``'s default).
+ALL_QUEUES = (MODEL_QUEUE, CONTROL_QUEUE, CALLBACK_QUEUE)
+
+TASK_QUEUES: dict[str, str] = {
+    "suture.attempt": MODEL_QUEUE,
+    "suture.surgical_slice": MODEL_QUEUE,
+    "suture.merge": CONTROL_QUEUE,
+    "suture.deliver": CONTROL_QUEUE,
+    "suture.watchdog": CONTROL_QUEUE,
+    "suture.callback": CALLBACK_QUEUE,
+}
+
+
+class CeleryConfigError(Exception):
+    """Settings that would make Celery lose or duplicate work; str() names the offending values."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+
+# kombu's Redis transport is patched by the worker side only (suture.workers.runtime.tasks and the
+# ``celery -A suture.workers`` entry point): a web app that only enqueues keeps kombu as it is.
+app = Celery("suture", include=["suture.workers.runtime.tasks", "suture.workers.runtime.log_redaction"])
+app.conf.update(
+    task_serializer="json",
+    result_serializer="json",
+    accept_content=["json"],  # pickle refused: a message can never execute code on a worker
+    result_accept_content=["json"],
+    task_routes={name: {"queue": queue} for name, queue in TASK_QUEUES.items()},
+    task_default_queue=CONTROL_QUEUE,
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    task_ignore_result=True,  # results live in the job store, not the result backend
+    worker_prefetch_multiplier=1,
+    worker_send_task_events=True,
+    task_send_sent_event=True,
+    broker_connection_retry_on_startup=True,
+    worker_hijack_root_logger=False,
+    enable_utc=True,
+)
+
+_configured: dict[str, Any] = {}
+
+
+def check_time_limits(settings: Settings) -> None:
+    """Raise CeleryConfigError unless client call budget < soft limit < hard limit < visibility timeout.
+
+    The call budget bounds a whole model call (transport retries included), so a task ends before
+    its soft limit even in the threads pool, where Celery enforces no time limit at all.
+    """
+    if settings.client.timeout_s > settings.client.call_budget_s:
+        raise CeleryConfigError(
+            f"client.timeout_s={settings.client.timeout_s:g} must not exceed "
+            f"client.call_budget_s={settings.client.call_budget_s:g} (one request within one call)"
+        )
+    chain = [
+        ("client.call_budget_s", settings.client.call_budget_s),
+        ("worker.soft_time_limit_s", settings.worker.soft_time_limit_s),
+        ("worker.time_limit_s", settings.worker.time_limit_s),
+        ("worker.visibility_timeout_s", settings.worker.visibility_timeout_s),
+    ]
+    for (low_name, low), (high_name, high) in pairwise(chain):
+        if not low < high:
+            raise CeleryConfigError(
+                f"time limits must be ordered client call budget < soft < hard < visibility: "
+                f"{low_name}={low:g} is not below {high_name}={high:g}"
+            )
+    if not settings.worker.redis_timeout_s < settings.worker.soft_time_limit_s:
+        raise CeleryConfigError(
+            f"worker.redis_timeout_s={settings.worker.redis_timeout_s:g} must be below "
+            f"worker.soft_time_limit_s={settings.worker.soft_time_limit_s:g} (a stuck store call ends a task first)"
+        )
+    if not settings.worker.time_limit_s < settings.worker.stall_s:
+        # A stall nudge must never re-send a step whose task may legitimately still be running.
+        raise CeleryConfigError(
+            f"worker.stall_s={settings.worker.stall_s:g} must exceed worker.time_limit_s={settings.worker.time_limit_s:g}"
+        )
+
+
+def broker_url(settings: Settings) -> str:
+    """SUTURE_BROKER_URL, else the store's Redis, else the local default."""
+    return settings.broker_url or settings.redis_url or DEFAULT_REDIS_URL
+
+
+def backend_url(settings: Settings) -> str:
+    """SUTURE_RESULT_BACKEND, else the store's Redis (only chords of benchmarks read it)."""
+    return settings.result_backend or settings.redis_url or _redis_or_default(settings.broker_url)
+
+
+def _redis_or_default(url: str | None) -> str:
+    return url if url and url.startswith(("redis://", "rediss://")) else DEFAULT_REDIS_URL
+
+
+def configure(settings: Settings) -> Celery:
+    """Point ``app`` at these settings' broker and backend with checked limits; idempotent.
+
+    With a Sentry DSN set, Sentry starts here too unless this process already runs a client: every
+    process that talks to the broker (the producer API, the CLI, ``suture serve``) reports errors.
+    """
+    check_time_limits(settings)
+    if settings.sentry_dsn is not None:
+        from suture.workers.runtime.sentry import ensure_sentry
+
+        ensure_sentry(settings)
+    visibility_s = settings.worker.visibility_timeout_s
+    # Sweep for abandoned (unacked) messages several times per visibility timeout, so a killed
+    # worker's tasks come back soon after the timeout rather than up to 100 s later.
+    restore_interval_s = max(1, min(10, int(visibility_s / 4)))
+    transport = {
+        "visibility_timeout": visibility_s,
+        "unacked_restore_interval": restore_interval_s,
+        "unacked_restore_throttle": 1,
+        # The restore sweep's lock: kombu holds it up to 300 s by default, so a worker killed
+        # mid-sweep would stop every other worker from restoring a dead worker's tasks that long.
+        "unacked_mutex_expire": max(2, restore_interval_s),
+    }
+    wanted = {
+        "broker_url": broker_url(settings),
+        "result_backend": backend_url(settings),
+        "broker_transport_options": transport,
+        "result_backend_transport_options": {"visibility_timeout": visibility_s},
+        "task_soft_time_limit": settings.worker.soft_time_limit_s,
+        "task_time_limit": settings.worker.time_limit_s,
+    }
+    if wanted != _configured:
+        if _configured:
+            _drop_connections()
+        app.conf.update(wanted)
+        _configured.clear()
+        _configured.update(wanted)
+    return app
+
+
+def waiting_messages(queues: tuple[str, ...] = (MODEL_QUEUE, CONTROL_QUEUE)) -> dict[str, int]:
+    """Messages ready in each of ``queues``, not yet taken by a worker; raises if the broker is unreachable.
+
+    Declaring a queue as Celery declares it reports its ready messages, on Redis (the list's length)
+    and AMQP alike; it creates nothing a worker would not (a passive declare fails on a Redis broker
+    no worker has consumed from yet).
+    """
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        return {q: int(app.amqp.queues[q].bind(channel).queue_declare().message_count) for q in queues}
+
+
+def _drop_connections() -> None:
+    """Forget pooled broker/backend connections so a re-configured app uses its new URLs.
+
+    Only a process that switches brokers needs this (tests, benchmarks); Celery itself does the
+    same after a fork (``Celery._after_fork``).
+    """
+    # Dropped, not closed: kombu keeps pools in a registry by URL and would hand a closed one back
+    # if this URL is configured again.
+    app._pool = None
+    if "amqp" in app.__dict__:
+        app.amqp._producer_pool = None
+    app._local = threading.local()

@@ -1,0 +1,121 @@
+"""A suture worker's life: what starts with it (Sentry, metrics, the watchdog's clock) and stops with it.
+
+- ``worker_init`` (main process, before the pool): the Celery app configured, Sentry started if a DSN
+  is set, and for a prefork worker with metrics, ``prometheus_client``'s multiprocess mode chosen
+  before any metric exists.
+- ``worker_process_init`` (each prefork child): Sentry again (its transport does not survive a fork).
+- ``worker_ready``: the metrics endpoint on ``worker.metrics_port``, and the watchdog's clock, a thread
+  of the worker's own process that beats for the worker (``suture status``) and, in a worker that
+  consumes ``suture.control``, sweeps (ends jobs past their deadline, nudges stalled ones) at most once
+  per interval cluster-wide, each sweep a Sentry Cron check-in. No task per tick: nothing floods
+  Flower's task list, and a SIGKILLed worker's lock simply expires so another control worker's clock
+  takes the next interval.
+- ``worker_shutdown``: the clock and the endpoint stopped, the multiprocess directory removed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from typing import Any
+
+from celery import signals
+
+from suture.config.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_running: dict[str, Any] = {}
+
+
+def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
+    """Connect the worker's signal handlers; ``settings`` and ``flow`` give this process's (cached) ones."""
+
+    def on_worker_init(sender: Any = None, **_: Any) -> None:
+        from suture.workers.runtime import metrics
+        from suture.workers.runtime.app import configure
+        from suture.workers.runtime.sentry import init_sentry
+
+        current = settings()
+        configure(current)
+        init_sentry(current)
+        if current.worker.metrics_port is not None and _is_prefork(sender):
+            metrics.use_multiprocess_mode()
+
+    def on_process_init(**_: Any) -> None:
+        from suture.workers.runtime.sentry import init_sentry
+
+        init_sentry(settings())
+
+    def on_process_shutdown(pid: int | None = None, **_: Any) -> None:
+        from suture.workers.runtime import metrics
+
+        metrics.child_exited(pid or os.getpid())
+
+    def on_worker_ready(sender: Any = None, **_: Any) -> None:
+        current = settings()
+        if current.worker.metrics_port is not None:
+            from suture.workers.runtime import metrics
+
+            _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
+        _running["clock"] = _start_clock(current, flow, sweeps=_consumes_control(sender))
+
+    def on_worker_shutdown(**_: Any) -> None:
+        from suture.workers.runtime import metrics
+
+        clock = _running.pop("clock", None)
+        if clock is not None:
+            clock.stop()
+        server = _running.pop("metrics", None)
+        if server is not None:
+            server.shutdown()
+        metrics.remove_multiprocess_dir()
+
+    # weak=False: the handlers are closures, kept alive by the signals themselves.
+    signals.worker_init.connect(on_worker_init, weak=False)
+    signals.worker_process_init.connect(on_process_init, weak=False)
+    signals.worker_process_shutdown.connect(on_process_shutdown, weak=False)
+    signals.worker_ready.connect(on_worker_ready, weak=False)
+    signals.worker_shutdown.connect(on_worker_shutdown, weak=False)
+
+
+def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool) -> Any:
+    from suture.workers.runtime.monitor import checked_in
+    from suture.workers.runtime.watchdog import WatchdogClock
+    from suture.workers.store.job_store import get_store
+
+    interval_s = settings.worker.watchdog_interval_s
+    store = get_store(settings)
+    owner = f"{socket.gethostname()}:{os.getpid()}"
+
+    def sweep() -> None:
+        checked_in(lambda: flow().watchdog(), interval_s=interval_s)
+
+    def beat() -> None:
+        store.watchlist.beat(owner, time.time())
+
+    clock = WatchdogClock(
+        store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat
+    )
+    clock.start()
+    return clock
+
+
+def _is_prefork(worker: Any) -> bool:
+    pool = getattr(worker, "pool_cls", None)
+    name = pool if isinstance(pool, str) else getattr(pool, "__module__", "")
+    return any(kind in str(name).lower() for kind in ("prefork", "processes"))
+
+
+def _consumes_control(consumer: Any) -> bool:
+    """True if this worker consumes ``suture.control`` (or its queues cannot be told: sweep anyway)."""
+    from suture.workers.runtime.app import CONTROL_QUEUE
+
+    try:
+        names = {queue.name for queue in consumer.task_consumer.queues}
+    except AttributeError:
+        return True
+    return CONTROL_QUEUE in names

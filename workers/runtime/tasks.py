@@ -1,0 +1,287 @@
+"""Thin Celery adapters: each task hands its ids to one ``suture.workers.flow.job_flow.Flow`` method.
+
+Messages carry only ids (job id, attempt number, pointer), never documents or outputs, and set
+``argsrepr``/``kwargsrepr`` explicitly so Flower and Sentry show exactly that. A task that ends
+its job returns how it ended (``delivered``, ``soft_delivered``, ``failed:<cause>``, ``refused``,
+``cancelled``), so Flower's ``result:soft_delivered`` search finds it. Errors: a Redis or broker
+outage (``StoreUnavailable``, a failed publish) re-runs the step in-process with backoff (steps are
+idempotent), then requeues the same message; any other unexpected error is reported once to Sentry
+(``incidents.report_internal``), gives the job up (cause ``internal``: its best output, or failed)
+instead of leaving it to hang until the watchdog, and ends the task ``FAILURE`` with::
+
+    InternalError(reason)   the error's type and text, scrubbed of the job's document and output
+
+Each execution gets one token, kept across its in-process re-runs, so the poison cap counts it once
+(``suture.workers.flow.executions``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
+``suture.workers.runtime.lifecycle``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+import redis
+from celery import Task
+from celery.exceptions import Reject, SoftTimeLimitExceeded
+from kombu.exceptions import OperationalError
+
+from suture.config.settings import Settings, load_settings
+from suture.tasks.calls import ModelCall, ModelReply
+from suture.tasks.causes import GiveUpCause
+from suture.workers.flow.job_flow import Flow
+from suture.workers.runtime import lifecycle, metrics
+from suture.workers.runtime.app import (
+    CONTROL_QUEUE,
+    MODEL_QUEUE,
+    app,
+    waiting_messages,
+)
+from suture.workers.runtime.kombu_patches import patch_redis_transport
+from suture.workers.runtime.publish import publish
+from suture.workers.store.job_store import StoreUnavailable, get_store
+from suture.workers.store.keys import Keys
+from suture.workers.store.outbox import Pending
+from suture.workers.webhooks.courier import Courier
+from suture.workers.webhooks.sender import Sender
+
+log = logging.getLogger(__name__)
+# A worker process loads this module before it connects to the broker (the app's ``include``).
+patch_redis_transport()
+
+WATCHED_QUEUES = (MODEL_QUEUE, CONTROL_QUEUE)
+STORE_RETRY_FIRST_S = 0.25
+STORE_RETRY_MAX_S = 5.0
+# Redis (store) or broker unreachable: worth waiting for, unlike a bug.
+OUTAGES: tuple[type[Exception], ...] = (
+    StoreUnavailable,
+    OperationalError,
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,  # a Redis that stopped answering (socket timeout)
+)
+
+
+class InternalError(Exception):
+    """A task failed for a reason that is suture's (a bug, corrupt stored data); str() is safe to show."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Expected by Celery: logged without a traceback, and not sent again by Sentry's Celery integration.
+THROWS = (InternalError,)
+
+
+@cache
+def worker_settings() -> Settings:
+    """This process's settings, loaded once; a configured policy that cannot run refuses the worker."""
+    from suture.tasks.policy_choice import check_configured_policies
+
+    return check_configured_policies(load_settings())
+
+
+@cache
+def flow() -> Flow:
+    """This process's job flow (store, rate-limited model client, Celery dispatcher)."""
+    from suture.workers.runtime.observer import RuntimeObserver
+    from suture.workers.runtime.sentry import on_simulation
+
+    settings = worker_settings()
+    client = _model_client(settings)
+    simulated = lambda: bool(getattr(client, "simulated", False))  # noqa: E731
+    on_simulation(simulated)
+    return Flow(
+        settings=settings,
+        store=get_store(settings),
+        caller=_limited_caller(settings, client.call),
+        dispatcher=CeleryDispatcher(settings),
+        simulated=simulated,
+        observer=RuntimeObserver(settings),
+    )
+
+
+def _model_client(settings: Settings) -> Any:
+    from suture.workers.model.client import get_model_client
+
+    return get_model_client(settings)
+
+
+def _limited_caller(
+    settings: Settings, call: Callable[[ModelCall], ModelReply]
+) -> Callable[[ModelCall], ModelReply]:
+    from suture.workers.model.ratelimit import RateLimiter
+
+    limiter = RateLimiter(get_store(settings).redis, settings.worker.rate_limits_rpm)
+
+    def caller(model_call: ModelCall) -> ModelReply:
+        # suture_rate_limit_wait_seconds goes here (time spent in acquire) with the provider limits.
+        limiter.acquire(model_call.model)
+        try:
+            with metrics.call_in_flight(model_call.model):
+                return call(model_call)
+        except SoftTimeLimitExceeded:
+            return ModelReply(
+                model=model_call.model, error="task soft time limit exceeded", error_kind="unavailable"
+            )
+
+    return caller
+
+
+class CeleryDispatcher:
+    """Publishes a job's next tasks; arguments are ids only, and shown as such."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def attempt(self, job_id: str, n: int) -> None:
+        publish(app, "suture.attempt", job_id, n)
+
+    def slices(self, job_id: str, n: int, pointers: list[str]) -> None:
+        # One Redis pipeline for every slice and its task-sent event: all are published on leaving
+        # the block, or none if one fails (the redelivered step re-sends them).
+        with app.producer_or_acquire() as producer, producer.batch():
+            for pointer in pointers:
+                publish(app, "suture.surgical_slice", job_id, n, pointer, producer=producer)
+
+    def merge(self, job_id: str, n: int) -> None:
+        publish(app, "suture.merge", job_id, n)
+
+    def waiting(self) -> int | None:
+        try:
+            return sum(waiting_messages(WATCHED_QUEUES).values())
+        except Exception as exc:  # the broker is down or the queue unknown: the watchdog waits
+            log.info("cannot count waiting messages: %s", type(exc).__name__)
+            return None
+
+    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> None:
+        # Only what is set: Flower shows the kwargs, and a plain delivery has none.
+        kwargs: dict[str, Any] = {
+            name: value for name, value in (("give_up", give_up), ("cause", cause)) if value
+        }
+        publish(app, "suture.deliver", job_id, **kwargs)
+
+    def callback(self, job_id: str, tag: str) -> None:
+        publish(app, "suture.callback", job_id, tag)
+
+    def task_callback(self, name: str, job_id: str, status: str) -> None:
+        # Only a name listed in webhook.allowed_tasks gets here (Delivery checks it).
+        app.send_task(name, args=[job_id, status], argsrepr=repr((job_id, status)), kwargsrepr="{}")
+
+
+def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
+    """Run one execution of a task: ``step(token)``, re-run through outages with the same token."""
+    token = uuid.uuid4().hex
+    try:
+        return _through_outages(lambda: step(token), budget_s=worker_settings().worker.soft_time_limit_s / 2)
+    except OUTAGES as exc:
+        # Not task.retry(): it publishes a new message and, when that publish fails too (the broker
+        # is often this same Redis), rejects this one for good and the job is lost. Requeue this
+        # very message; if even that cannot reach Redis it stays unacked and comes back later.
+        log.warning(
+            "job %s: %s requeued, Redis/broker unavailable: %s", job_id, task.name, type(exc).__name__
+        )
+        raise Reject(type(exc).__name__, requeue=True) from None
+    except Exception as exc:
+        reason = _internal_error(task, job_id, exc)
+        if task.name not in ("suture.deliver", "suture.watchdog"):
+            flow().dispatcher.deliver(job_id, give_up=reason, cause="internal")
+        raise InternalError(reason) from None
+
+
+def _internal_error(task: Task, job_id: str, exc: Exception) -> str:
+    """Log and report an internal error once; its one-line reason, without the job's text."""
+    from suture.workers.runtime.incidents import report_internal, safe_error_text
+    from suture.workers.runtime.sentry import enabled
+
+    sensitive = _job_text(job_id)
+    reason = f"internal error in {task.name}: {safe_error_text(exc, sensitive)}"
+    log.error("job %s: %s", job_id, reason, exc_info=True)
+    if enabled():
+        report_internal(exc, job_id=job_id, task=task.name, sensitive=sensitive)
+    return reason
+
+
+def _job_text(job_id: str) -> list[str]:
+    """The job's document and stored state and result (its outputs), to keep out of error reports.
+
+    Raw, if the stored job cannot be parsed (the error may be that very corruption); best-effort.
+    """
+    from suture.workers.runtime.sentry import strings_of
+
+    store = get_store(worker_settings())
+    try:
+        record = store.load(job_id)
+        return [str(record.spec.get("input") or ""), strings_of(record.state), strings_of(record.result)]
+    except Exception:  # unparsable, or the store is down: the raw fields, else generic scrubbing only
+        try:
+            raw = store.redis.hmget(Keys(store.prefix).job(job_id), ["spec", "state", "result"])
+        except Exception:
+            return []
+        return [str(value) for value in raw if value]
+
+
+def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
+    """Run ``step``, re-running it with backoff while Redis or the broker is unreachable, for up to ``budget_s``."""
+    deadline = time.monotonic() + budget_s
+    delay_s = STORE_RETRY_FIRST_S
+    while True:
+        try:
+            return step()
+        except OUTAGES:
+            if time.monotonic() + delay_s > deadline:
+                raise
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, STORE_RETRY_MAX_S)
+
+
+@app.task(name="suture.attempt", bind=True, throws=THROWS)
+def attempt(self: Task, job_id: str, n: int) -> Any:
+    """Run full attempt ``n`` of a job."""
+    return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
+
+
+@app.task(name="suture.surgical_slice", bind=True, throws=THROWS)
+def surgical_slice(self: Task, job_id: str, n: int, pointer: str) -> Any:
+    """Regenerate one slice (``pointer``) of surgical attempt ``n``."""
+    return _run(self, job_id, lambda token: flow().surgical_slice(job_id, n, pointer, token))
+
+
+@app.task(name="suture.merge", bind=True, throws=THROWS)
+def merge(self: Task, job_id: str, n: int) -> Any:
+    """Merge the slices of surgical attempt ``n`` (once)."""
+    return _run(self, job_id, lambda token: flow().merge(job_id, n, token))
+
+
+@app.task(name="suture.deliver", bind=True, throws=THROWS)
+def deliver(self: Task, job_id: str, give_up: str | None = None, cause: GiveUpCause | None = None) -> Any:
+    """Store the job's result once and fire its callback once; returns how the job ended."""
+    return _run(self, job_id, lambda _: flow().deliver(job_id, give_up=give_up, cause=cause))
+
+
+@app.task(name="suture.watchdog", bind=True, throws=THROWS)
+def watchdog(self: Task) -> Any:
+    """Sweep once by hand (``celery call suture.watchdog``); workers sweep in their own thread (lifecycle)."""
+    return _run(self, "-", lambda _: len(flow().watchdog()))
+
+
+@cache
+def courier() -> Courier:
+    """This process's callback courier (deliveries in flight on an event loop of their own)."""
+    settings = worker_settings()
+    sender = Sender(get_store(settings), settings.webhook)
+    return Courier(sender, settings.webhook.concurrency)
+
+
+@app.task(name="suture.callback", bind=True)
+def callback(self: Task, job_id: str, tag: str) -> Any:
+    """Hand the job's callback ``tag`` to the courier; this thread never waits on the receiver."""
+    courier().submit(Pending(job_id, tag))
+    return "submitted"
+
+
+lifecycle.connect(worker_settings, flow)

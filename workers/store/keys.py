@@ -1,0 +1,48 @@
+"""The job store's Redis key names, in one place so every store module and script agrees on them.
+
+The layout they make is drawn in the ``suture.workers.store.job_store`` module docstring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Key names under one prefix (``suture`` by default)."""
+
+    prefix: str
+
+    def job(self, job_id: str) -> str:
+        return f"{self.prefix}:job:{job_id}"
+
+    def flags(self, job_id: str) -> str:
+        return f"{self.prefix}:job:{job_id}:flags"
+
+    def slices(self, job_id: str, n: int) -> str:
+        return f"{self.prefix}:job:{job_id}:slices:{n}"
+
+    def history(self, job_id: str) -> str:
+        return f"{self.prefix}:job:{job_id}:history"
+
+    def idempotency(self, key: str) -> str:
+        return f"{self.prefix}:idem:{key}"
+
+    def done(self, job_id: str) -> str:
+        return f"{self.prefix}:done:{job_id}"
+
+    def progress(self) -> str:
+        return f"{self.prefix}:progress"
+
+    def deadlines(self) -> str:
+        return f"{self.prefix}:deadlines"
+
+    def workers(self) -> str:
+        return f"{self.prefix}:workers"
+
+    def review(self) -> str:
+        return f"{self.prefix}:review"
+
+    def callbacks(self) -> str:
+        return f"{self.prefix}:callbacks"

@@ -1,0 +1,125 @@
+"""Reading jobs back from the store: a job's record, status, result (waiting for it), history, slices.
+
+Plain commands, one round trip each, no writes; ``suture.workers.store.job_store.JobStore`` adds the once-only writes
+on top. The key layout is drawn in the ``suture.workers.store.job_store`` module docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import redis
+
+from suture.workers.store.errors import JobNotFound, guarded
+from suture.workers.store.keys import Keys
+from suture.workers.store.records import JobRecord
+
+
+class JobReads:
+    """Reads of jobs in one Redis database, under the key names of ``keys``."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._r = client
+        self._keys = keys
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix (other Redis records of a job, e.g. a batch's accepted outputs, share it)."""
+        return self._keys.prefix
+
+    @property
+    def redis(self) -> redis.Redis:
+        """The underlying client (for the rate limiter and the watchdog lock)."""
+        return self._r
+
+    def load(self, job_id: str) -> JobRecord:
+        """The job as stored; raises JobNotFound."""
+        raw = guarded(lambda: self._r.hgetall(self._keys.job(job_id)))
+        if not raw or "spec" not in raw:
+            raise JobNotFound(job_id)
+        return JobRecord.from_hash(job_id, raw)
+
+    def status(self, job_id: str) -> str:
+        """The job's status string; raises JobNotFound."""
+        status = guarded(lambda: self._r.hget(self._keys.job(job_id), "status"))
+        if status is None:
+            raise JobNotFound(job_id)
+        return str(status)
+
+    def result(self, job_id: str) -> dict[str, Any] | None:
+        """The delivered result, or None while the job runs; raises JobNotFound."""
+        status, raw = guarded(lambda: self._r.hmget(self._keys.job(job_id), ["status", "result"]))
+        if status is None:
+            raise JobNotFound(job_id)
+        return json.loads(raw) if raw else None
+
+    def wait_result(self, job_id: str, timeout_s: float | None) -> dict[str, Any] | None:
+        """The result, waiting up to ``timeout_s`` (None: forever) for the delivery notice."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        result = self.result(job_id)
+        if result is not None:  # already delivered: no subscription (a pub/sub connection is not pooled)
+            return result
+        pubsub = self._r.pubsub(ignore_subscribe_messages=True)
+        try:
+            # Subscribe before reading, so a delivery between the two cannot be missed.
+            guarded(lambda: pubsub.subscribe(self._keys.done(job_id)))
+            while True:
+                result = self.result(job_id)
+                if result is not None:
+                    return result
+                remaining = 1.0 if deadline is None else deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                # Re-read at least every second: a resumed job publishes again on the same channel.
+                wait_s = min(remaining, 1.0)
+                guarded(lambda: pubsub.get_message(timeout=wait_s))  # noqa: B023
+        finally:
+            pubsub.close()
+
+    def history(self, job_id: str) -> list[dict[str, Any]]:
+        """Results delivered before each resume, oldest first."""
+        raw = guarded(lambda: self._r.lrange(self._keys.history(job_id), 0, -1))
+        return [json.loads(item) for item in raw]
+
+    def waiting_review(self, limit: int) -> list[tuple[str, float]]:
+        """Soft-delivered jobs waiting for a person, newest first: ``(job id, delivered at)``."""
+        raw = guarded(lambda: self._r.zrevrange(self._keys.review(), 0, limit - 1, withscores=True))
+        return [(str(job_id), float(when)) for job_id, when in raw]
+
+    def forget_review(self, job_id: str) -> None:
+        """Drop a job from the review list (it expired from the store)."""
+        guarded(lambda: self._r.zrem(self._keys.review(), job_id))
+
+    def slices(self, job_id: str, n: int) -> dict[str, dict[str, Any]]:
+        """Every stored slice reply of surgical attempt ``n``, by pointer."""
+        raw = guarded(lambda: self._r.hgetall(self._keys.slices(job_id, n)))
+        return {pointer: json.loads(value) for pointer, value in raw.items()}
+
+    def running_tasks(self, job_id: str, version: int) -> list[str]:
+        """Tasks of the job's next attempt that started and have not finished (``attempt:3``, ``slice:2:/q/1``).
+
+        Read from the executions the poison cap counts (``suture.workers.flow.executions``): a task of an
+        attempt beyond ``version`` with an execution still counted is running, or died with its worker.
+        A slice whose reply is already stored is done.
+        """
+        flags = guarded(lambda: self._r.hgetall(self._keys.flags(job_id)))
+        running: list[str] = []
+        for name, count in sorted(flags.items()):
+            task_key = name.removeprefix("unfinished:")
+            if task_key == name or int(count or 0) <= 0 or _attempt_of(task_key) <= version:
+                continue
+            if task_key.startswith("slice:"):
+                _, n, pointer = task_key.split(":", 2)
+                stored = guarded(lambda: self._r.hexists(self._keys.slices(job_id, int(n)), pointer))  # noqa: B023
+                if stored:
+                    continue
+            running.append(task_key)
+        return running
+
+
+def _attempt_of(task_key: str) -> int:
+    """The attempt number in a task key (``attempt:3``, ``slice:3:/p``, ``merge:3``); 0 if it has none."""
+    parts = task_key.split(":", 2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0

@@ -1,0 +1,104 @@
+"""The watchdog's view of the job store: running jobs by deadline, when each last made progress, live workers.
+
+Two sorted sets the store's scripts keep up to date (a job joins ``deadlines`` when created or
+resumed and leaves it when delivered; every task opening scores it in ``progress``); the watchdog
+reads them to end jobs past their deadline and to re-send the next step of jobs that stalled. A
+third, ``workers``, holds when each worker's watchdog clock last beat (at start, then every
+interval), so ``suture status`` can say that nothing consumes a queued job.
+"""
+
+from __future__ import annotations
+
+import redis
+
+from suture.workers.store.errors import guarded
+from suture.workers.store.keys import Keys
+
+# Progress entries older than this behind the stall horizon belong to long-finished jobs.
+PROGRESS_KEPT_S = 86400
+# A worker silent for this many watchdog intervals is taken for gone (the default: 2 minutes).
+WORKER_SILENT_BEATS = 4
+# The n-th nudge of a job waits stall_s x 2^(n-1) without progress; beyond this the wait stops growing.
+MAX_NUDGE_DOUBLINGS = 5
+
+# Count nudge n of a job and restart its stall clock so that nudge n + 1 comes after stall_s x 2^n (atomic).
+# KEYS: job hash, progress set; ARGV: now_s, stall_s, job id, max doublings. Returns the nudge count
+# (0: the job is gone; nothing is written, so an expired job leaves no stray key behind).
+NUDGED = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local n = redis.call('HINCRBY', KEYS[1], 'nudges', 1)
+local doublings = math.min(n, tonumber(ARGV[4]))
+redis.call('ZADD', KEYS[2], tonumber(ARGV[1]) + tonumber(ARGV[2]) * (2 ^ doublings - 1), ARGV[3])
+return n
+"""
+
+
+class Watchlist:
+    """Reads and marks of the running jobs' deadlines and progress times, for the watchdog."""
+
+    def __init__(self, client: redis.Redis, keys: Keys) -> None:
+        self._r = client
+        self._keys = keys
+        self._nudged = client.register_script(NUDGED)
+
+    def overdue(self, now_s: float, limit: int = 500) -> list[str]:
+        """Ids of undelivered jobs whose deadline has passed, oldest first."""
+        deadlines = self._keys.deadlines()
+        ids = guarded(lambda: self._r.zrangebyscore(deadlines, "-inf", now_s, 0, limit))
+        return [str(i) for i in ids]
+
+    def counts(self, now_s: float) -> dict[str, int]:
+        """How many jobs are on the deadlines list, and how many of them are past their deadline.
+
+        The list holds the unfinished jobs, and for a moment a cancelled job whose callback has not
+        gone out yet (``suture.workers.flow.delivery.cancel``): it counts as unfinished until that delivery ran.
+        """
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zcard(self._keys.deadlines())
+        pipe.zcount(self._keys.deadlines(), "-inf", now_s)
+        unfinished, overdue = guarded(pipe.execute)
+        return {"unfinished": int(unfinished), "past_deadline": int(overdue)}
+
+    def forget(self, job_id: str) -> None:
+        """Drop a job from the deadlines (it expired or was delivered)."""
+        guarded(lambda: self._r.zrem(self._keys.deadlines(), job_id))
+
+    def touch(self, job_id: str, now_s: float) -> None:
+        """Mark that a job made progress now (the watchdog's stall clock restarts)."""
+        guarded(lambda: self._r.zadd(self._keys.progress(), {job_id: now_s}))
+
+    def nudged(self, job_id: str, now_s: float, stall_s: float) -> int:
+        """Count a nudge of the job and back off its next one: the n-th waits ``stall_s`` x 2^(n-1).
+
+        Returns how many times the job was nudged (0 if it is gone).
+        """
+        keys = [self._keys.job(job_id), self._keys.progress()]
+        args: list[str | float] = [now_s, stall_s, job_id, MAX_NUDGE_DOUBLINGS]
+        return int(guarded(lambda: self._nudged(keys=keys, args=args)))
+
+    def stalled(self, before_s: float, limit: int = 500) -> list[str]:
+        """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""
+        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
+        if not running:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zmscore(self._keys.progress(), running)
+        for job_id in running:
+            pipe.hget(self._keys.job(job_id), "created_s")
+        # Entries of long-finished jobs would only grow the set; a running job is touched every stall.
+        pipe.zremrangebyscore(self._keys.progress(), "-inf", before_s - PROGRESS_KEPT_S)
+        scores, *created, _ = guarded(pipe.execute)
+        last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
+        return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
+
+    def beat(self, owner: str, now_s: float) -> None:
+        """Record that worker ``owner`` is alive now; workers silent for a day are forgotten."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zadd(self._keys.workers(), {owner: now_s})
+        pipe.zremrangebyscore(self._keys.workers(), "-inf", now_s - PROGRESS_KEPT_S)
+        guarded(pipe.execute)
+
+    def last_worker_seen(self) -> float | None:
+        """When any worker last beat (epoch seconds), or None if none has in the last day."""
+        latest = guarded(lambda: self._r.zrevrange(self._keys.workers(), 0, 0, withscores=True))
+        return float(latest[0][1]) if latest else None
