@@ -91,6 +91,10 @@ class WorkerSettings(_Section):
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
     # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
     redis_timeout_s: float = Field(30.0, gt=0)
+    # Job-store connections one process may hold (a worker raises it to its concurrency): a caller
+    # finding them all busy waits this long for one, then it is an outage, never "too many connections".
+    redis_pool_size: int = Field(64, ge=1)
+    redis_pool_timeout_s: float = Field(5.0, gt=0)
     store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)  # a job (spec, state, result) and its key stay in Redis
     # Fully valid outputs kept per batch for example tier 2 of later retries (0: tier 2 off in the cluster).
     accepted_per_batch: int = Field(20, ge=0)

@@ -44,6 +44,7 @@ import redis
 
 from suture.config.settings import DEFAULT_REDIS_URL, Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
+from suture.workers.store.connection import Pool, least_pool_size, redis_client
 from suture.workers.store.errors import JobNotFound as JobNotFound
 from suture.workers.store.errors import StoreError as StoreError
 from suture.workers.store.errors import StoreUnavailable as StoreUnavailable
@@ -271,23 +272,16 @@ def store_url(settings: Settings) -> str:
 
 def get_store(settings: Settings) -> JobStore:
     """The process-wide store for these settings' Redis URL (one connection pool per URL)."""
-    return _store_for(store_url(settings), settings.worker.store_ttl_s, settings.worker.redis_timeout_s)
+    worker = settings.worker
+    pool = Pool(
+        max(worker.redis_pool_size, least_pool_size()), worker.redis_pool_timeout_s, worker.redis_timeout_s
+    )
+    return _store_for(store_url(settings), worker.store_ttl_s, pool)
 
 
 @cache
-def _store_for(url: str, ttl_s: float, timeout_s: float) -> JobStore:
-    # Without a socket timeout a half-open connection (a Redis host gone without a reset) blocks a
-    # worker thread for good: Celery's threads pool enforces no time limit to end it. Keep-alive
-    # finds such a peer on idle pooled connections too.
-    client = redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        health_check_interval=30,
-        socket_timeout=timeout_s,
-        socket_connect_timeout=min(timeout_s, 10.0),
-        socket_keepalive=True,
-    )
-    return JobStore(client, ttl_s=ttl_s)
+def _store_for(url: str, ttl_s: float, pool: Pool) -> JobStore:
+    return JobStore(redis_client(url, pool), ttl_s=ttl_s)
 
 
 def _dumps(value: Any) -> str:
