@@ -211,6 +211,9 @@ class Settings(BaseSettings):
 
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     quiz: QuizRules = Field(default_factory=QuizRules)
+    # Contracts beyond the built-in ones: name -> "module:Class" or a contract file (.yaml/.yml/.json);
+    # resolved at the edge (suture.workers.contract_sources), as are the `suture.contracts` entry points.
+    contracts: dict[str, str] = Field(default_factory=dict)
     policies: dict[str, Any] = Field(default_factory=dict)
     default_policy: str | None = None  # None: each contract's own (suture.tasks.policy_choice)
     max_input_tokens: int | None = Field(None, ge=1)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from suture.config.settings import Settings
 from suture.contracts.contract import Contract
+from suture.contracts.errors import ContractDefinitionError
 from suture.contracts.registry import REGISTRY, contract_class
 from suture.tasks.policy import FALLBACK_POLICY, Policy, PolicyError, load_policy
 from suture.tasks.policy_fit import first_unkept
@@ -51,8 +52,14 @@ def check_configured_policies(settings: Settings) -> Settings:
     Called where settings are loaded for use (the CLI, a worker starting, the producer), so a policy
     that cannot run is refused before any job depends on it. Raises ``PolicyError``.
     """
+    usable = []
+    for contract in REGISTRY.names():
+        try:
+            usable.append(contract_class(contract))
+        except ContractDefinitionError:  # a broken contract fails where it is used, naming itself
+            continue
     for name in sorted(settings.policies):
         policy = load_policy(name, settings)
-        for contract in REGISTRY.names():
-            check_fit(policy, contract_class(contract))
+        for cls in usable:
+            check_fit(policy, cls)
     return settings

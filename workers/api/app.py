@@ -45,9 +45,10 @@ def from_environment() -> FastAPI:
     """The app for settings read from this process's environment (each of ``serve --workers N``):
     resolved as ``suture serve`` resolved them (configured, else the running ``suture up``)."""
     from suture.config.settings import load_settings
+    from suture.workers.contract_sources import install_contracts
     from suture.workers.local.discovery import resolve
 
-    return create_app(resolve(load_settings()))
+    return create_app(resolve(install_contracts(load_settings())))
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
