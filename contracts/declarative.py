@@ -76,6 +76,7 @@ class DeclarativeContract(Contract):
     """A contract built from a ``ContractDefinition`` (one subclass per definition)."""
 
     definition: ClassVar[ContractDefinition]
+    default_policy: ClassVar[str | None] = "default"
 
     def __init__(self, source: str | None = None) -> None:
         self.source = source

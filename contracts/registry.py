@@ -23,6 +23,7 @@ from typing import Any
 from suture.config.settings import Settings
 from suture.contracts.contract import Contract
 from suture.contracts.errors import ContractDefinitionError, UnknownContractError
+from suture.contracts.outline import OutlineContract
 from suture.contracts.quiz import QuizContract
 
 BUILT_IN = "built-in"
@@ -99,7 +100,9 @@ class ContractRegistry:
         return found
 
 
-REGISTRY = ContractRegistry([ContractEntry(QuizContract.name, QuizContract)])
+REGISTRY = ContractRegistry(
+    [ContractEntry(QuizContract.name, QuizContract), ContractEntry(OutlineContract.name, OutlineContract)]
+)
 
 
 def contract_names() -> list[str]:

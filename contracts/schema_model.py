@@ -9,7 +9,7 @@ outside the strict subset, too deep a nesting). ``model_from_schema`` builds the
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -103,7 +103,10 @@ def _annotation(node: dict[str, Any], name: str) -> Any:
         return Literal[values]
     kind = node.get("type")
     if kind == "array":
-        return list[_annotation(node["items"], f"{name}Item")]  # type: ignore[misc]
+        items, item = node["items"], _annotation(node["items"], f"{name}Item")
+        if isinstance(items, dict) and items.get("description") and items.get("type") != "object":
+            item = Annotated[item, Field(description=items["description"])]  # kept in the items' schema
+        return list[item]  # type: ignore[valid-type]
     if kind == "object":
         fields: dict[str, Any] = {}
         for index, (key, sub) in enumerate(node["properties"].items()):

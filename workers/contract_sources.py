@@ -112,8 +112,19 @@ def contract_argument(value: str) -> str:
     from suture.workers.contract_files import load_contract_file
 
     cls = load_contract_file(Path(value))
+    if cls.name in REGISTRY.names() and _same_definition(cls, cls.name):
+        return cls.name  # the file the settings name already (by another path, perhaps)
     try:
         REGISTRY.add(ContractEntry(cls.name, cls, origin=f"file {value}"))
     except ContractDefinitionError as exc:
         raise ContractSourceError(f"contract {exc.contract!r}: {exc.problem}") from None
     return cls.name
+
+
+def _same_definition(cls: type[Contract], name: str) -> bool:
+    """True if registered contract ``name`` is a declarative one with ``cls``'s very definition."""
+    try:
+        registered = REGISTRY.load(name)
+    except ContractError:
+        return False
+    return getattr(registered, "definition", None) == getattr(cls, "definition", object())

@@ -69,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
     from suture.workers import producer
     from suture.workers.runtime.app import CeleryConfigError
 
+    if args.job_command == "enqueue" and str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
+        raise UsageError(
+            f"--contract {args.contract}: a queued job names a contract its workers know; "
+            "add the file under `contracts:` in suture.yaml (or run `suture generate --inline`)"
+        )
     settings = producer_settings(args)
     try:
         return _COMMANDS[args.job_command](args, settings, producer)
@@ -82,11 +87,6 @@ def run(args: argparse.Namespace) -> int:
 def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     if args.file != "-" and not Path(args.file).exists():
         raise UsageError(f"no such file: {args.file}")
-    if str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
-        raise UsageError(
-            f"--contract {args.contract}: a queued job names a contract its workers know; "
-            "add the file under `contracts:` in suture.yaml (or run `suture generate --inline`)"
-        )
     text = read_document(args.file, settings)  # as `generate` and `batch` read documents (.pdf too)
     handle = producer.enqueue(
         args.contract,
