@@ -107,7 +107,7 @@ def test_length_balance_points_at_the_item_over_the_ratio() -> None:
     definition["schema"] = copy.deepcopy(definition["schema"])
     front = {"type": "array", "items": {"type": "string"}}
     definition["schema"]["properties"]["cards"]["items"]["properties"]["front"] = front
-    output = {"title": "t", "cards": [card(["aa", "bb", "a much longer option"], "x")]}  # type: ignore[arg-type]
+    output = {"title": "t", "cards": [card(["aa", "bb", "a much longer option"], "x")]}
     assert codes(definition, output) == [("/cards/0/front/2", "length_balance")]
 
 
