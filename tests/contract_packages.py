@@ -2,13 +2,27 @@
 
 ``make_package(root, module, code, entry_points)`` writes ``root/module/__init__.py`` and a
 ``.dist-info`` with ``entry_points.txt`` beside it, so putting ``root`` on ``sys.path`` (or a worker's
-PYTHONPATH) "installs" it for ``importlib.metadata`` without touching the environment.
+PYTHONPATH) "installs" it for ``importlib.metadata`` without touching the environment. ``user_stack``
+is a Celery stack whose one worker knows three user contracts: ``glossary`` (the docs' example, an entry
+point), ``terms`` and ``raising`` (classes named in ``SUTURE_CONTRACTS``) and ``cards`` (a file), against
+a simulator whose structural faults are turned up.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
+
+from suture.contracts.registry import REGISTRY
+from suture.workers import contract_sources
+from suture.workers.simulator.profiles import UnitFaultRates, get_profile
+from tests.fixtures.workers import CeleryStack
 
 REPO = Path(__file__).resolve().parents[1]
 CARDS_YAML = """\
@@ -62,3 +76,41 @@ def make_package(root: Path, module: str, code: str, entry_points: dict[str, str
     lines = "".join(f"{name} = {value}\n" for name, value in entry_points.items())
     (info / "entry_points.txt").write_text(f"[suture.contracts]\n{lines}")
     return root
+
+
+EXTRA = """
+class TermsContract(GlossaryContract):
+    name = "terms"
+    title = "Terms"
+
+
+class RaisingContract(GlossaryContract):
+    name = "raising"
+
+    def rule_failures(self, model, data):
+        raise ZeroDivisionError("a bug in a rule")
+"""
+DOCUMENT = (REPO / "examples" / "photosynthesis.md").read_text()
+
+
+@pytest.fixture
+def user_stack(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    celery_stack: Callable[..., CeleryStack],
+    simulator: Callable[..., str],
+) -> Iterator[CeleryStack]:
+    root = make_package(tmp_path / "site", "jobglossary", docs_example() + EXTRA,
+                        {"glossary": "jobglossary:GlossaryContract"})  # fmt: skip
+    monkeypatch.syspath_prepend(str(root))  # the producer side (this process) finds them too
+    (tmp_path / "cards.yaml").write_text(CARDS_YAML)
+    contracts = {"terms": "jobglossary:TermsContract", "raising": "jobglossary:RaisingContract",
+                 "cards": str(tmp_path / "cards.yaml")}  # fmt: skip
+    faults = UnitFaultRates(missing_field=0.5, duplicate=0.0, overlong=0.5, unquoted=0.0)
+    model_url = simulator(dataclasses.replace(get_profile("realistic"), unit_faults=faults))
+    stack = celery_stack(model_url, PYTHONPATH=f"{root}:{REPO}", SUTURE_CONTRACTS=json.dumps(contracts))
+    stack.start_worker(concurrency=8)
+    yield stack
+    REGISTRY.use_extras([])
+    contract_sources._installed.clear()
+    sys.modules.pop("jobglossary", None)

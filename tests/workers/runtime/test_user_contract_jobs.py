@@ -1,75 +1,31 @@
 """User contracts in real worker jobs: an entry point, a suture.yaml class, a contract file.
 
 One Celery worker process gets the docs' package on its PYTHONPATH (a ``.dist-info`` with entry
-points, nothing installed) and ``SUTURE_CONTRACTS`` naming a class and a file; the simulator (a
-simulation) drops fields and grows texts often, so each job needs a surgical repair, whose patch must
-touch only the failing units and keep each unit's preserved paths. A contract whose rule raises fails
-its job, naming the contract, and the worker goes on.
+points, nothing installed) and ``SUTURE_CONTRACTS`` naming a class and a file (``user_stack``); the
+simulator (a simulation) drops fields and grows texts often, so each job needs a surgical repair, whose
+patch must touch only the failing units and keep each unit's preserved paths. A contract whose rule
+raises fails its job, naming the contract, and the worker goes on.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from suture.contracts.registry import REGISTRY, build_contract
-from suture.workers import contract_sources
+from suture.contracts.failure import Failure
+from suture.contracts.registry import build_contract
 from suture.workers.producer import enqueue
-from suture.workers.simulator.profiles import UnitFaultRates, get_profile
-from tests.contract_packages import CARDS_YAML, REPO, docs_example, make_package
+from tests.contract_packages import DOCUMENT, user_stack
 from tests.fixtures.workers import CeleryStack
 
 pytestmark = pytest.mark.integration
-
-EXTRA = """
-class TermsContract(GlossaryContract):
-    name = "terms"
-    title = "Terms"
-
-
-class RaisingContract(GlossaryContract):
-    name = "raising"
-
-    def rule_failures(self, model, data):
-        raise ZeroDivisionError("a bug in a rule")
-"""
-DOCUMENT = (REPO / "examples" / "photosynthesis.md").read_text()
-
-
-@pytest.fixture
-def user_stack(
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    celery_stack: Callable[..., CeleryStack],
-    simulator: Callable[..., str],
-) -> Iterator[CeleryStack]:
-    root = make_package(tmp_path / "site", "jobglossary", docs_example() + EXTRA,
-                        {"glossary": "jobglossary:GlossaryContract"})  # fmt: skip
-    monkeypatch.syspath_prepend(str(root))  # the producer side (this process) finds them too
-    (tmp_path / "cards.yaml").write_text(CARDS_YAML)
-    contracts = {"terms": "jobglossary:TermsContract", "raising": "jobglossary:RaisingContract",
-                 "cards": str(tmp_path / "cards.yaml")}  # fmt: skip
-    faults = UnitFaultRates(missing_field=0.5, duplicate=0.0, overlong=0.5, unquoted=0.0)
-    model_url = simulator(dataclasses.replace(get_profile("realistic"), unit_faults=faults))
-    stack = celery_stack(model_url, PYTHONPATH=f"{root}:{REPO}", SUTURE_CONTRACTS=json.dumps(contracts))
-    stack.start_worker(concurrency=8)
-    yield stack
-    REGISTRY.use_extras([])
-    contract_sources._installed.clear()
-    sys.modules.pop("jobglossary", None)
+__all__ = ["user_stack"]  # the fixture this module uses
 
 
 def _units(contract: str, result: dict[str, Any], n: int) -> set[str]:
     """The units the failures of attempt ``n`` (1-based) are repaired at."""
     built = build_contract(contract, result["contract_params"], source=DOCUMENT)
-    from suture.contracts.failure import Failure
-
     return {built.repair_target(Failure(**f)) for f in result["attempts"][n - 1]["failures"]}
 
 
