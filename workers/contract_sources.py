@@ -15,8 +15,10 @@ loaded for use: the CLI (``cli.common.settings_from``), a worker starting, the p
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import sys
 import threading
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -59,12 +61,18 @@ def install_contracts(settings: Settings) -> Settings:
 
 
 def discovered() -> list[tuple[str, str, str]]:
-    """The installed entry points of group ``suture.contracts``: (name, value, origin), sorted."""
+    """The installed entry points of group ``suture.contracts``: (name, value, origin), sorted; scanned
+    once per ``sys.path`` (every enqueue asks)."""
+    return list(_discovered(tuple(sys.path)))
+
+
+@functools.lru_cache(maxsize=8)
+def _discovered(path: tuple[str, ...]) -> tuple[tuple[str, str, str], ...]:
     found = []
     for point in entry_points(group=GROUP):
         package = f"package {point.dist.name}" if point.dist is not None else "an installed package"
         found.append((point.name, point.value, f"entry point {point.name} = {point.value} ({package})"))
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def _entry(name: str, value: str, origin: str) -> ContractEntry:
