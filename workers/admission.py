@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
-from suture.contracts.errors import ContractParamsError, UnknownContractError
+from suture.contracts.errors import ContractDefinitionError, ContractParamsError, UnknownContractError
 from suture.contracts.examples import estimate_tokens
 from suture.contracts.registry import contract_class, resolve_params
 from suture.tasks import engine
@@ -114,6 +114,8 @@ def _params(contract: str, params: dict[str, Any], settings: Settings) -> dict[s
         raise UnknownContract(str(exc), field="contract", value=contract, known=exc.known) from None
     except ContractParamsError as exc:
         raise InvalidParams(str(exc), field=exc.param, value=exc.value, known=exc.known) from None
+    except ContractDefinitionError as exc:  # a configured contract that cannot load: refused, one line
+        raise InvalidJob(str(exc), field="contract", value=contract) from None
 
 
 def _policy(name: str, contract: str, settings: Settings) -> Policy:

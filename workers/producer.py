@@ -294,6 +294,7 @@ def _stays_queued(job_id: str) -> str:
 
 def _settings(settings: Settings | None) -> Settings:
     """The given (or loaded) settings, pointing at the running `suture up` if no broker is configured."""
+    from suture.workers.contract_sources import install_contracts
     from suture.workers.local.discovery import resolve
 
-    return resolve(settings or load_settings())
+    return resolve(install_contracts(settings or load_settings()))

@@ -48,7 +48,7 @@ def test_an_admitted_job_stores_complete_params_and_its_policy(settings: Setting
 @pytest.mark.parametrize(
     ("contract", "params", "policy", "error", "field", "named"),
     [
-        ("essay", {}, None, UnknownContract, "contract", ["'essay'", "known: quiz"]),
+        ("essay", {}, None, UnknownContract, "contract", ["'essay'", "known: outline, quiz"]),
         ("quiz", {}, "nosuch", UnknownPolicy, "policy", ["'nosuch'", "default", "full-only"]),
         ("quiz", {"questions": 0}, None, InvalidParams, "questions", ["= 0", "from 1 to 100"]),
         ("quiz", {"questions": 500}, None, InvalidParams, "questions", ["= 500", "from 1 to 100"]),

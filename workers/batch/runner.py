@@ -36,6 +36,7 @@ from suture.tasks.policy import load_policy
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.estimate import Estimator
+from suture.workers.batch.evaluation import job_params
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.documents import InputIssue, Section
@@ -67,12 +68,15 @@ class BatchOptions:
     wait: bool = True
     simulated: bool = False
     budget_usd: float | None = None
+    contract: str = CONTRACT
 
 
-def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
-    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives."""
+def idempotency_key(
+    section: Section, params: dict[str, Any], policy: str | None, contract: str = CONTRACT
+) -> str:
+    """Same contract, section text, parameters (rules included) and policy -> same job, wherever the file lives."""
     rules = json.dumps(params, sort_keys=True, separators=(",", ":"))
-    raw = f"batch|{CONTRACT}|{section.content_sha256}|{rules}|{policy or ''}"
+    raw = f"batch|{contract}|{section.content_sha256}|{rules}|{policy or ''}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
@@ -82,11 +86,11 @@ def batch_id(options: BatchOptions) -> str:
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
-def checked(result: dict[str, Any]) -> dict[str, Any]:
+def checked(result: dict[str, Any], contract_name: str = CONTRACT) -> dict[str, Any]:
     """Never pass an output that breaks the contract's schema as delivered: demote it to failed with the reason."""
     if result.get("status") not in DELIVERED_STATUSES:
         return result
-    contract = contract_class(CONTRACT)
+    contract = contract_class(contract_name)
     try:
         contract.output_model.model_validate(result.get("output"))
     except ValidationError as exc:
@@ -106,19 +110,25 @@ class BatchRun:
         self.expected_usd: dict[str, float] = {}  # job id -> expected cost, while in flight
         self.enqueued = 0
         # The contract parameters every job stores, as enqueue completes them from these settings.
-        self.params = resolve_params(CONTRACT, {"questions": options.questions}, settings)
+        self.params = resolve_params(
+            options.contract, job_params(options.contract, options.questions), settings
+        )
         self.last_finish_s = time.monotonic()
         self.estimator: Estimator | None = None
         if options.budget_usd is not None:
             self.estimator = Estimator(
                 settings,
-                load_policy(policy_name(options.policy, CONTRACT, settings), settings),
+                load_policy(policy_name(options.policy, options.contract, settings), settings),
                 options.questions,
             )
 
     def _note(self) -> dict[str, Any]:
         o = self.options
-        return {"questions": o.questions, "policy": policy_name(o.policy, CONTRACT, self.settings)}
+        return {
+            "contract": o.contract,
+            "questions": o.questions,
+            "policy": policy_name(o.policy, o.contract, self.settings),
+        }
 
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json.
@@ -198,11 +208,11 @@ class BatchRun:
 
     def _enqueue(self, section: Section) -> dict[str, Any]:
         o = self.options
-        key = idempotency_key(section, self.params, o.policy)
+        key = idempotency_key(section, self.params, o.policy, o.contract)
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
-                CONTRACT, section.text, params=self.params, policy=o.policy,
+                o.contract, section.text, params=self.params, policy=o.policy,
                 idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings,
             )  # fmt: skip
         except ProducerError as exc:
@@ -240,7 +250,7 @@ class BatchRun:
     def _finish(self, handle: JobHandle, outputs: BatchOutputs, progress: BatchProgress) -> None:
         seq, source = self.pending.pop(handle.id)
         self.expected_usd.pop(handle.id, None)
-        result = checked(_its_own(handle.id, handle.result(timeout_s=30)))
+        result = checked(_its_own(handle.id, handle.result(timeout_s=30)), self.options.contract)
         trace = outputs.write_job(seq, source, result, asked=handle.id)
         page = None
         if result.get("status") in DELIVERED_STATUSES:

@@ -53,6 +53,9 @@ def register(subparsers: Any) -> None:
         "inputs", nargs="*", metavar="INPUT", help="files or folders (.pdf, .docx, .pptx, .md, .txt)"
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
+    )
     parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
     parser.add_argument("--policy", help="retry policy: a name from the settings or a YAML file")
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
@@ -142,11 +145,16 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
         if not Path(raw).exists():
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
-    from suture.workers.batch.runner import CONTRACT
+    from suture.workers.batch.evaluation import job_params
     from suture.workers.errors import InvalidJob
 
-    try:  # a bad policy or parameter is the user's to fix before any job runs
-        check_request(CONTRACT, {"questions": args.questions}, args.policy, settings)
+    if str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
+        raise UsageError(
+            f"--contract {args.contract}: a batch's jobs name a contract its workers know; "
+            "add the file under `contracts:` in suture.yaml"
+        )
+    try:  # a bad contract, policy or parameter is the user's to fix before any job runs
+        check_request(args.contract, job_params(args.contract, args.questions), args.policy, settings)
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
     if not args.dry_run:  # a dry run writes nothing
@@ -232,6 +240,7 @@ def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -
         wait=not args.no_wait,
         simulated=simulated,
         budget_usd=args.budget_usd,
+        contract=args.contract,
     )
 
 

@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suture.config.settings import Settings
-from suture.contracts.registry import contract_names
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, read_document, settings_from
+from suture.workers.cli.common import CONTRACT_HELP, contract_from, positive_int, read_document, settings_from
 from suture.workers.local import shutdown
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "file", metavar="FILE", help="the source document (.txt, .md or .pdf; '-' reads stdin)"
     )
-    parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
+    parser.add_argument("--contract", default="quiz", help=CONTRACT_HELP)
     parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
     parser.add_argument("--policy", metavar="NAME|FILE", help="retry policy name or YAML file")
     parser.add_argument("--inline", action="store_true", help="run the engine in this process (no broker)")
@@ -58,6 +57,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the job, write the result, summarise it on stderr; 0 if an output was delivered."""
     settings = settings_from(args)
+    args.contract = contract_from(args)
     _check_out(args.out)  # before any model or stack starts
     source = read_document(args.file, settings)
     admitted = _admit(args, source, settings)  # what enqueue checks, before a simulator or stack starts

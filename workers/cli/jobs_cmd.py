@@ -26,7 +26,9 @@ def register(subparsers: Any) -> None:
     """Add the six job subcommands."""
     enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
     enqueue.add_argument("file", help="source document (.txt, .md or .pdf; '-' reads stdin)")
-    enqueue.add_argument("--contract", default="quiz")
+    enqueue.add_argument(
+        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
+    )
     enqueue.add_argument("--questions", type=positive_int)
     enqueue.add_argument("--policy")
     enqueue.add_argument("--idempotency-key")
@@ -67,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
     from suture.workers import producer
     from suture.workers.runtime.app import CeleryConfigError
 
+    if args.job_command == "enqueue" and str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
+        raise UsageError(
+            f"--contract {args.contract}: a queued job names a contract its workers know; "
+            "add the file under `contracts:` in suture.yaml (or run `suture generate --inline`)"
+        )
     settings = producer_settings(args)
     try:
         return _COMMANDS[args.job_command](args, settings, producer)
