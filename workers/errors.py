@@ -52,7 +52,7 @@ class UnknownContract(InvalidJob):
 
 
 class UnknownPolicy(InvalidJob):
-    """No policy is configured under the name given, and no policy file is there."""
+    """No policy is configured under the name given (a policy is a name, never a path: no file is opened)."""
 
 
 class InvalidPolicy(InvalidJob):

@@ -54,7 +54,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
     parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
-    parser.add_argument("--policy", help="retry policy: a name from the settings or a YAML file")
+    parser.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with each job",
+    )
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
@@ -143,10 +147,12 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
     from suture.workers.batch.runner import CONTRACT
+    from suture.workers.cli.policy_arg import policy_arg
     from suture.workers.errors import InvalidJob
 
     try:  # a bad policy or parameter is the user's to fix before any job runs
-        check_request(CONTRACT, {"questions": args.questions}, args.policy, settings)
+        chosen = policy_arg(args.policy, settings)  # a file is read here, never by a worker
+        check_request(CONTRACT, {"questions": args.questions}, chosen.name, settings, chosen.rules)
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
     if not args.dry_run:  # a dry run writes nothing
@@ -220,14 +226,15 @@ class _Farewell:
 
 
 def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -> BatchOptions:
-    policy = args.policy
-    if policy and Path(policy).is_file():
-        policy = str(Path(policy).resolve())  # workers on this machine load it by path
+    from suture.workers.cli.policy_arg import policy_arg
+
+    chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
     return BatchOptions(
         inputs=tuple(args.inputs),
         out_dir=Path(args.out),
         questions=args.questions,
-        policy=policy,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
         jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
         wait=not args.no_wait,
         simulated=simulated,
