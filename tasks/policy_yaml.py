@@ -36,9 +36,17 @@ def rules_from_yaml(name: str, raw: bytes) -> dict[str, Any]:
         raise PolicyError(name, None, "file", f"not valid YAML{_where(exc)}: {_problem(exc)}") from None
     except yaml.YAMLError:
         raise PolicyError(name, None, "file", "not valid YAML") from None
+    return plain_rules(name, data)
+
+
+def plain_rules(name: str, data: Any) -> dict[str, Any]:
+    """A policy's declarative form as plain JSON data (text keys; text, numbers, booleans, null, lists,
+    mappings), within ``MAX_VALUES`` and ``MAX_DEPTH``; raises ``PolicyError``. Rules given as data
+    (``enqueue(policy_rules=...)``) pass here as a file's do."""
     if not isinstance(data, dict):
         raise PolicyError(name, None, "policy", f"must be a mapping, got {kind(data)}")
-    return _plain(name, data, [0], 0)
+    plain: dict[str, Any] = _plain(name, data, [0], 0)
+    return plain
 
 
 def _where(exc: yaml.MarkedYAMLError) -> str:

@@ -104,6 +104,11 @@ class JobSpec(BaseModel):
 
     def public(self) -> dict[str, Any]:
         """What a result or trace shows of the spec: ``contract`` (its name), ``contract_params`` (the
-        complete rules the job is judged by), ``policy`` and, for a policy from a user's file, ``policy_rules``."""
-        shown = {"contract": self.contract, "contract_params": self.params, "policy": self.policy}
-        return shown | ({"policy_rules": self.policy_rules} if self.policy_rules is not None else {})
+        complete rules the job is judged by) and ``policy``."""
+        return {"contract": self.contract, "contract_params": self.params, "policy": self.policy}
+
+    def described(self) -> dict[str, Any]:
+        """``public()``, and for a policy from a user's file its rules (``policy_rules``): what
+        ``suture trace --spec`` and ``JobHandle.spec()`` show."""
+        rules = {"policy_rules": self.policy_rules} if self.policy_rules is not None else {}
+        return self.public() | rules

@@ -22,6 +22,7 @@ the same inputs. Pure: nothing here opens a file.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,11 +56,13 @@ class Admission:
 
 @dataclass(frozen=True)
 class Request:
-    """A job's contract parameters, complete, and its policy (name as stored, and built), checked."""
+    """A job's contract parameters, complete, and its policy (name as stored, and built), checked;
+    ``policy_rules``: a user's policy file's rules as plain JSON data (as stored), if given."""
 
     params: dict[str, Any]
     policy_name: str
     policy: Policy
+    policy_rules: dict[str, Any] | None = None
 
 
 def check_request(
@@ -76,7 +79,8 @@ def check_request(
     """
     resolved = _params(contract, params, settings)
     name = (policy or "file") if policy_rules is not None else policy_name(policy, contract, settings)
-    return Request(resolved, name, _policy(name, contract, settings, policy_rules))
+    rules = _rules(name, policy_rules, settings.max_policy_file_bytes)
+    return Request(resolved, name, _policy(name, contract, settings, rules), rules)
 
 
 def admit(
@@ -101,7 +105,7 @@ def admit(
         params=request.params,
         source=document_text(input, settings.max_input_bytes),
         policy=request.policy_name,
-        policy_rules=policy_rules,
+        policy_rules=request.policy_rules,
         callback=callback,
         batch=batch,
         options=EngineOptions.from_settings(settings),
@@ -129,10 +133,26 @@ def _params(contract: str, params: dict[str, Any], settings: Settings) -> dict[s
         raise InvalidParams(str(exc), field=exc.param, value=exc.value, known=exc.known) from None
 
 
+def _rules(name: str, rules: Any, limit: int) -> dict[str, Any] | None:
+    """Rules given as data, as plain JSON data of at most ``limit`` bytes (``max_policy_file_bytes``)."""
+    if rules is None:
+        return None
+    from suture.tasks.policy_yaml import plain_rules
+
+    try:
+        plain = plain_rules(name, rules)
+        size_b = len(json.dumps(plain, ensure_ascii=False).encode())
+        if size_b > limit:
+            raise PolicyError(
+                name, None, "policy_rules", f"{size_b:,} bytes as JSON, over max_policy_file_bytes={limit:,}"
+            )
+    except PolicyError as exc:
+        raise InvalidPolicy(str(exc), field="policy_rules", value=None) from None
+    return plain
+
+
 def _policy(name: str, contract: str, settings: Settings, rules: dict[str, Any] | None) -> Policy:
     try:
-        if rules is not None and not isinstance(rules, dict):
-            raise PolicyError(name, None, "policy_rules", "must be a mapping (a policy file's content)")
         chosen = load_policy(name, settings) if rules is None else policy_from_mapping(name, rules, settings)
         check_fit(chosen, contract_class(contract))
     except PolicyError as exc:

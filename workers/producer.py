@@ -113,8 +113,8 @@ class JobHandle:
 
     def spec(self) -> dict[str, Any]:
         """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
-        "policy"}``, the complete rules every worker judges it by."""
-        return self._store().load(self.id).job_spec.public()
+        "policy"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
+        return self._store().load(self.id).job_spec.described()
 
     def history(self) -> list[dict[str, Any]]:
         """The results delivered before each resume, oldest first (the current one is ``result()``)."""

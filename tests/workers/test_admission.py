@@ -219,3 +219,24 @@ def test_a_5_mb_document_is_refused_by_max_input_bytes_before_anything_else(sett
     with pytest.raises(UnusableInput, match="over max_input_bytes=2,097,152") as caught:
         admit("j1", "quiz", huge, settings)
     assert caught.value.reason == "too_large" and "suture batch" in str(caught.value)
+
+
+def test_policy_rules_given_as_data_are_checked_like_a_files_and_stored_plain(settings: Settings) -> None:
+    import datetime
+
+    # Rules given as data are stored with the job, under the name the caller gave
+    rules = {"max_attempts": 1, "steps": [{"mode": "full", "model": "gpt-5-mini"}]}
+    spec = admit("0" * 32, "quiz", DOCUMENT, settings, policy="mine", policy_rules=rules).spec
+    assert (spec.policy, spec.policy_rules) == ("mine", rules)
+    assert spec.stored()["policy_rules"] == rules
+    # What is no JSON data, or more than max_policy_file_bytes of it, is refused naming the field, not the value
+    secret = "sk-live-" + "x" * 40
+    refused: list[dict[str, object]] = [
+        {"steps": [{"mode": "full"}], "description": datetime.date(2020, 1, 1)},
+        {"steps": [{"mode": "full"}], "description": secret * 2000},
+        {"steps": [{"mode": "full", "model": secret, 3: "x"}]},
+    ]
+    for bad in refused:
+        with pytest.raises(InvalidPolicy) as raised:
+            admit("0" * 32, "quiz", DOCUMENT, settings, policy="mine", policy_rules=bad)
+        assert raised.value.field == "policy_rules" and secret not in str(raised.value)
