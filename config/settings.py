@@ -195,6 +195,8 @@ class Settings(BaseSettings):
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.
     max_input_bytes: int = Field(2 * 1024 * 1024, ge=1024)
+    # A policy file the CLI reads for `--policy FILE` (on the producer's machine): larger is refused unread.
+    max_policy_file_bytes: int = Field(64 * 1024, ge=1024)
     first_prompt_example_tokens: int = Field(1000, ge=0)
     retry_example_tokens: int = Field(2000, ge=0)
 

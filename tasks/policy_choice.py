@@ -7,7 +7,7 @@ produces (``policy_fit``): a policy naming what the contract does not keep there
 settings load for the configured policies (``check_configured_policies``) and at enqueue (and in
 ``suture eval``) for the job's own (``check_fit``), with one line naming the policy, the step, the
 contract and the name.
-Pure: no I/O beyond ``load_policy`` reading a policy file.
+Pure: a policy is a configured name or data stored with the job; nothing here opens a file.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from suture.config.settings import Settings, load_settings
 from suture.workers import producer
 from suture.workers.aio_completions import RECHECK_S, AsyncCompletions
 from suture.workers.errors import JobNotFound, JobTimeout
+from suture.workers.idempotency import check_owner
 from suture.workers.store.job_store import store_url
 from suture.workers.store.keys import Keys
 
@@ -123,10 +124,17 @@ async def enqueue(
     return AsyncJobHandle(handle.id, settings)
 
 
-async def get_job(job_id: str, settings: Settings | None = None) -> AsyncJobHandle:
-    """The handle of an existing job; raises JobNotFound."""
+async def get_job(
+    job_id: str, settings: Settings | None = None, *, tenant: str | None = None
+) -> AsyncJobHandle:
+    """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for another tenant's job)."""
     handle = AsyncJobHandle(job_id, settings or load_settings())
-    await handle.status()
+    status, owner = await _state(handle._settings).client.hmget(
+        handle._keys.job(job_id), ["status", "tenant"]
+    )
+    if status is None:
+        raise JobNotFound(job_id)
+    check_owner(job_id, str(owner) if owner else None, tenant)
     return handle
 
 

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from suture.config.settings import Settings
 from suture.contracts.registry import contract_class, resolve_params
-from suture.tasks.policy import load_policy
+from suture.tasks.policy import Policy, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.estimate import Estimator
@@ -64,6 +64,7 @@ class BatchOptions:
     out_dir: Path
     questions: int = 15
     policy: str | None = None
+    policy_rules: dict[str, Any] | None = None  # a user's policy file, read by the CLI; ``policy`` names it
     jobs_in_flight: int = 16
     wait: bool = True
     simulated: bool = False
@@ -72,17 +73,35 @@ class BatchOptions:
 
 
 def idempotency_key(
-    section: Section, params: dict[str, Any], policy: str | None, contract: str = CONTRACT
+    section: Section,
+    params: dict[str, Any],
+    policy: str | None,
+    contract: str = CONTRACT,
+    policy_rules: dict[str, Any] | None = None,
 ) -> str:
-    """Same contract, section text, parameters (rules included) and policy -> same job, wherever the file lives."""
+    """Same contract, section text, parameters (rules included) and policy (a file's content too) -> same
+    job, wherever the file lives; an edited policy file makes new jobs."""
     rules = json.dumps(params, sort_keys=True, separators=(",", ":"))
-    raw = f"batch|{contract}|{section.content_sha256}|{rules}|{policy or ''}"
+    raw = f"batch|{contract}|{section.content_sha256}|{rules}|{policy or ''}{_rules_tag(policy_rules)}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def _rules_tag(policy_rules: dict[str, Any] | None) -> str:
+    if policy_rules is None:  # a configured policy: the key as before files travelled as data
+        return ""
+    return "|rules:" + hashlib.sha256(json.dumps(policy_rules, sort_keys=True).encode()).hexdigest()
+
+
+def batch_policy(settings: Settings, options: BatchOptions) -> Policy:
+    """The policy the batch's jobs run: the rules of the user's file, else the configured one."""
+    if options.policy_rules is not None:
+        return policy_from_mapping(options.policy or "file", options.policy_rules, settings)
+    return load_policy(policy_name(options.policy, options.contract, settings), settings)
 
 
 def batch_id(options: BatchOptions) -> str:
     """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
-    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}"
+    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}{_rules_tag(options.policy_rules)}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
@@ -116,11 +135,7 @@ class BatchRun:
         self.last_finish_s = time.monotonic()
         self.estimator: Estimator | None = None
         if options.budget_usd is not None:
-            self.estimator = Estimator(
-                settings,
-                load_policy(policy_name(options.policy, options.contract, settings), settings),
-                options.questions,
-            )
+            self.estimator = Estimator(settings, batch_policy(settings, options), options.questions)
 
     def _note(self) -> dict[str, Any]:
         o = self.options
@@ -208,11 +223,11 @@ class BatchRun:
 
     def _enqueue(self, section: Section) -> dict[str, Any]:
         o = self.options
-        key = idempotency_key(section, self.params, o.policy, o.contract)
+        key = idempotency_key(section, self.params, o.policy, o.contract, o.policy_rules)
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
-                o.contract, section.text, params=self.params, policy=o.policy,
+                o.contract, section.text, params=self.params, policy=o.policy, policy_rules=o.policy_rules,
                 idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings,
             )  # fmt: skip
         except ProducerError as exc:

@@ -57,7 +57,11 @@ def register(subparsers: Any) -> None:
         "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
     )
     parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
-    parser.add_argument("--policy", help="retry policy: a name from the settings or a YAML file")
+    parser.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with each job",
+    )
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
@@ -146,6 +150,7 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
     from suture.workers.batch.evaluation import job_params
+    from suture.workers.cli.policy_arg import policy_arg
     from suture.workers.errors import InvalidJob
 
     if str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
@@ -154,7 +159,10 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
             "add the file under `contracts:` in suture.yaml"
         )
     try:  # a bad contract, policy or parameter is the user's to fix before any job runs
-        check_request(args.contract, job_params(args.contract, args.questions), args.policy, settings)
+        chosen = policy_arg(args.policy, settings)  # a file is read here, never by a worker
+        check_request(
+            args.contract, job_params(args.contract, args.questions), chosen.name, settings, chosen.rules
+        )
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
     if not args.dry_run:  # a dry run writes nothing
@@ -228,14 +236,15 @@ class _Farewell:
 
 
 def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -> BatchOptions:
-    policy = args.policy
-    if policy and Path(policy).is_file():
-        policy = str(Path(policy).resolve())  # workers on this machine load it by path
+    from suture.workers.cli.policy_arg import policy_arg
+
+    chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
     return BatchOptions(
         inputs=tuple(args.inputs),
         out_dir=Path(args.out),
         questions=args.questions,
-        policy=policy,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
         jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
         wait=not args.no_wait,
         simulated=simulated,

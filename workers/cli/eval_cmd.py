@@ -196,9 +196,15 @@ def _policies(names: Sequence[str], settings: Settings, contract: str, questions
     from suture.workers.errors import InvalidJob
 
     policies: list[Policy] = []
+    from suture.workers.cli.policy_arg import policy_arg
+
     for name in names:
+        chosen = policy_arg(name, settings)  # a configured name, or a YAML file read here
         try:  # what enqueue would refuse: the parameters, an unknown policy, one that does not fit
-            policy = check_request(contract, job_params(contract, questions), name, settings).policy
+            request = check_request(
+                contract, job_params(contract, questions), chosen.name, settings, chosen.rules
+            )
+            policy = request.policy
         except InvalidJob as exc:
             raise UsageError(str(exc)) from None
         if any(p.name == policy.name for p in policies):

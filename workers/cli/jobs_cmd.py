@@ -30,8 +30,15 @@ def register(subparsers: Any) -> None:
         "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
     )
     enqueue.add_argument("--questions", type=positive_int)
-    enqueue.add_argument("--policy")
-    enqueue.add_argument("--idempotency-key")
+    enqueue.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with the job",
+    )
+    enqueue.add_argument("--idempotency-key", help="the same key and request give the same job (per tenant)")
+    enqueue.add_argument(
+        "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
+    )
     enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
     enqueue.set_defaults(func=run, job_command="enqueue")
     status = subparsers.add_parser("status", help="print a job's status")
@@ -87,13 +94,18 @@ def run(args: argparse.Namespace) -> int:
 def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     if args.file != "-" and not Path(args.file).exists():
         raise UsageError(f"no such file: {args.file}")
+    from suture.workers.cli.policy_arg import policy_arg
+
+    chosen = policy_arg(args.policy, settings)  # a file is read here, on the producer's machine
     text = read_document(args.file, settings)  # as `generate` and `batch` read documents (.pdf too)
     handle = producer.enqueue(
         args.contract,
         text,
         questions=args.questions,
-        policy=args.policy,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
         idempotency_key=args.idempotency_key,
+        tenant=args.tenant,
         callback=args.callback,
         settings=settings,
     )

@@ -6,7 +6,7 @@ Lua script, so redelivered tasks cannot add a second record.
 
 Layout (``{p}`` is the key prefix, ``suture`` by default)::
 
-    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta, round_started_s
+    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta, round_started_s, tenant
     {p}:job:<id>:history    list: results delivered before each resume (raw JSON, oldest first)
     {p}:job:<id>:flags      hash: once-flags (merge:<n>; callback:<tag> an outbox state, see outbox.py;
                             task-callback:<round> leased "owner|until_s", then "sent"; alerted:<what>, notes.py)
@@ -105,6 +105,7 @@ class JobStore(JobReads):
         idempotency_key: str | None = None,
         request_sha256: str = "",
         meta: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> tuple[str, bool, str]:
         """Store a new job (one round trip); with a known idempotency key, return that job instead.
 
@@ -113,7 +114,7 @@ class JobStore(JobReads):
         """
         idem = self._keys.idempotency(idempotency_key) if idempotency_key else self._job(job_id)
         args = [job_id, _dumps(spec), time.time(), deadline_s, self._ttl, _dumps(meta or {})]
-        args += ["1" if idempotency_key else "0", request_sha256]
+        args += ["1" if idempotency_key else "0", request_sha256, tenant or ""]
         found, created = self._call(self._create, [self._job(job_id), idem, self._deadlines()], args)
         found_id, _, found_hash = str(found).partition(" ")
         return found_id, bool(created), found_hash if not created else request_sha256

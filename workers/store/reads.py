@@ -49,6 +49,13 @@ class JobReads:
             raise JobNotFound(job_id)
         return str(status)
 
+    def tenant(self, job_id: str) -> str | None:
+        """The tenant the job was enqueued for (None: none was given); raises JobNotFound."""
+        status, tenant = guarded(lambda: self._r.hmget(self._keys.job(job_id), ["status", "tenant"]))
+        if status is None:
+            raise JobNotFound(job_id)
+        return str(tenant) if tenant else None
+
     def result(self, job_id: str) -> dict[str, Any] | None:
         """The delivered result, or None while the job runs; raises JobNotFound."""
         status, raw = guarded(lambda: self._r.hmget(self._keys.job(job_id), ["status", "result"]))

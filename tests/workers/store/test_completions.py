@@ -111,6 +111,11 @@ def test_an_async_wait_times_out_and_an_unknown_job_is_not_found(stack: CelerySt
         assert await handle.status() == "queued"
         with pytest.raises(suture.JobNotFound):
             await suture.aio.get_job("0" * 32, settings=stack.settings)
+        # a tenant's job is no job to another tenant
+        mine = await suture.aio.enqueue("quiz", DOCUMENT, questions=2, tenant="a", settings=stack.settings)
+        assert (await suture.aio.get_job(mine.id, settings=stack.settings, tenant="a")).id == mine.id
+        with pytest.raises(suture.JobNotFound):
+            await suture.aio.get_job(mine.id, settings=stack.settings, tenant="b")
         await suture.aio.close()
 
     asyncio.run(scenario())
