@@ -17,6 +17,7 @@ Difficulty = Literal["easy", "medium", "hard"]
 # The languages a quiz can be asked in (ISO 639-1), with "auto": the document's own, detected.
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")
 MAX_AUDIENCE_CHARS = 200
+_SINGLE: list[QuestionKind] = ["single"]
 
 
 class QuizRules(BaseModel):
@@ -38,7 +39,7 @@ class QuizRules(BaseModel):
     duplicate_stem_similarity: float = Field(0.85, gt=0.0, le=1.0)
     forbid_duplicate_questions: bool = True
     # Teaching knobs: the kinds of question asked, the quiz's language, difficulty and audience.
-    question_kinds: list[QuestionKind] = Field(default_factory=lambda: ["single"], min_length=1)
+    question_kinds: list[QuestionKind] = Field(default_factory=lambda: _SINGLE.copy(), min_length=1)
     language: str = "auto"
     difficulty: Difficulty | None = None
     audience: str | None = Field(None, max_length=MAX_AUDIENCE_CHARS)

@@ -14,11 +14,16 @@ from typing import Any
 # What makes the job; not where it came from (``batch``, ``meta``): a batch rerun from another
 # folder is the same request.
 REQUEST_FIELDS = ("contract", "params", "source", "policy", "callback")  # of the stored JobSpec
+# Parameters that guide the prompt without making another request: a quiz's ``avoid_questions`` (what
+# earlier sections of a batch asked, which depends on the order they finished in).
+ADVISORY_PARAMS = ("avoid_questions",)
 
 
 def request_sha256(spec: dict[str, Any]) -> str:
     """The fingerprint of a job's request: its contract, complete parameters, document, policy and callback."""
     request = {k: spec.get(k) for k in REQUEST_FIELDS}
+    if isinstance(request["params"], dict):
+        request["params"] = {k: v for k, v in request["params"].items() if k not in ADVISORY_PARAMS}
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

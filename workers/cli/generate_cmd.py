@@ -25,7 +25,13 @@ from suture.config.settings import Settings
 from suture.contracts.registry import contract_names
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, read_document, settings_from
+from suture.workers.cli.common import (
+    add_teaching_flags,
+    positive_int,
+    read_document,
+    settings_from,
+    teaching_params,
+)
 from suture.workers.local import shutdown
 
 if TYPE_CHECKING:
@@ -50,6 +56,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
     parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
     parser.add_argument("--policy", metavar="NAME|FILE", help="retry policy name or YAML file")
+    add_teaching_flags(parser)
     parser.add_argument("--inline", action="store_true", help="run the engine in this process (no broker)")
     parser.add_argument("--out", metavar="PATH", help="write the result JSON here instead of stdout")
     parser.set_defaults(func=run)
@@ -107,7 +114,7 @@ def _admit(args: argparse.Namespace, source: str, settings: Settings) -> Admissi
     from suture.workers.admission import admit
     from suture.workers.errors import InvalidJob
 
-    params = {"questions": args.questions} if args.questions is not None else {}
+    params = teaching_params(args) | ({"questions": args.questions} if args.questions is not None else {})
     try:
         return admit(uuid.uuid4().hex, args.contract, source, settings, params=params, policy=args.policy)
     except InvalidJob as exc:
@@ -146,7 +153,12 @@ def _run_queued(
     with _broker(settings, farewell) as settings:
         try:
             handle = enqueue(
-                args.contract, source, questions=args.questions, policy=args.policy, settings=settings
+                args.contract,
+                source,
+                questions=args.questions,
+                params=teaching_params(args),
+                policy=args.policy,
+                settings=settings,
             )
             farewell.job_id = handle.id
             return handle.result(timeout_s=settings.worker.job_deadline_s)

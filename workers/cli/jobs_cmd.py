@@ -17,7 +17,13 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, producer_settings, read_document
+from suture.workers.cli.common import (
+    add_teaching_flags,
+    positive_int,
+    producer_settings,
+    read_document,
+    teaching_params,
+)
 
 COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
@@ -29,6 +35,7 @@ def register(subparsers: Any) -> None:
     enqueue.add_argument("--contract", default="quiz")
     enqueue.add_argument("--questions", type=positive_int)
     enqueue.add_argument("--policy")
+    add_teaching_flags(enqueue)
     enqueue.add_argument("--idempotency-key")
     enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
     enqueue.set_defaults(func=run, job_command="enqueue")
@@ -85,6 +92,7 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
         args.contract,
         text,
         questions=args.questions,
+        params=teaching_params(args),
         policy=args.policy,
         idempotency_key=args.idempotency_key,
         callback=args.callback,
