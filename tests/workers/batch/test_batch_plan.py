@@ -138,9 +138,11 @@ def test_word_and_powerpoint_files_are_quizzed_in_document_order(redis_url: str,
 
 
 def test_the_budget_stops_starting_sections_and_says_what_is_left(redis_url: str, tmp_path: Path) -> None:
-    # Given three sections of about $0.002 each (estimated) and a budget for about one
+    # Given three sections of about $0.002 each (estimated, 15 questions each) and a budget for about one
     out = tmp_path / "out"
-    run = suture(redis_url, EXAMPLES / "photosynthesis.md", "--out", out, "--budget-usd", "0.0025")
+    run = suture(
+        redis_url, EXAMPLES / "photosynthesis.md", "--out", out, "--questions", "15", "--budget-usd", "0.0025"
+    )
     # Then the first section is quizzed, the other two are not started, and the batch says so
     assert run.returncode == 3, run.stderr
     report = json.loads((out / "report.json").read_text())

@@ -39,8 +39,9 @@ def batch(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     )
     out = folder / "out"
     run = suture_batch(
-        redis_url, folder, "--out", out, "--kinds", ",".join(KINDS), "--audience", "first-year students"
-    )
+        redis_url, folder, "--out", out, "--kinds", ",".join(KINDS), "--audience", "first-year students",
+        "--options", "5",
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr
     return out, run.stdout
 
@@ -65,6 +66,7 @@ def test_the_french_chapter_gets_a_french_quiz_of_every_kind_sized_by_its_length
     )
     assert all(q["options"] == ["Vrai", "Faux"] for q in questions if q["kind"] == "true_false")
     assert all(len(q["correct_answer_indices"]) >= 2 for q in questions if q["kind"] == "multiple")
+    assert all(len(q["options"]) == 5 for q in questions if q["kind"] != "true_false")  # --options 5
     assert "SIMULATION: these quizzes were written by the suture simulator" in stdout  # and it says so
 
 
@@ -107,7 +109,7 @@ def test_every_kind_reaches_its_lms_type_read_back_independently(batch: tuple[Pa
     gift = [i for i in parse_gift(_export(out, "gift").decode()) if i["type"] != "Category"]
     assert [i["type"] for i in gift] == ["TF" if k == "true_false" else "MC" for k in kinds]
     weights = [c["weight"] for c in gift[1]["choices"]]
-    assert sorted(weights) == [-100, -100, 50, 50]  # the multiple-answer question: two right halves
+    assert sorted(weights) == [-100, -100, -100, 50, 50]  # the multiple-answer question: two right halves
     files = read_zip(_export(out, "qti12"))
     (assessment,) = [
         r for r in manifest_resources(files, "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1")
@@ -142,3 +144,42 @@ def test_aiken_says_it_cannot_carry_multiple_answers(batch: tuple[Path, str]) ->
     run = suture("export", out, "--format", "aiken", "-o", target, "--include-soft")
     assert run.returncode == 0, run.stderr
     assert "multiple question (the format cannot carry it)" in run.stdout + run.stderr
+
+
+VOLCANOES = [
+    "Basaltic magma is hot and runny, so the gas bubbles escape easily and eruptions stay rather gentle.",
+    "Rhyolitic magma is cooler and sticky, so pressure builds up until the volcano explodes with great force.",
+    "A stratovolcano is built from alternating layers of hardened lava, ash and broken rock fragments over time.",
+    "A shield volcano has gentle slopes because its fluid lava flows far from the central vent before cooling.",
+]
+
+
+def test_questions_of_earlier_sections_are_avoided_in_later_prompts_and_repeats_reported(
+    redis_url: str, tmp_path: Path
+) -> None:
+    # Given two handouts sharing four sentences (the second adds one), quizzed one after the other
+    (tmp_path / "course").mkdir()
+    (tmp_path / "course" / "a_volcanoes.md").write_text("# Volcanoes\n\n" + " ".join(VOLCANOES) + "\n")
+    extra = "Lava domes grow slowly when very viscous lava piles up above the vent instead of flowing away."
+    (tmp_path / "course" / "b_volcanoes_again.md").write_text(
+        "# Volcanoes again\n\n" + " ".join([*VOLCANOES, extra]) + "\n"
+    )
+    out = tmp_path / "out"
+    run = suture_batch(redis_url, tmp_path / "course", "--out", out, "--questions", "4", "--concurrency", "1")
+    assert run.returncode == 0, run.stderr
+    first, second = read_jsonl(out / "quizzes.jsonl")
+    # Then the second section's job was asked not to repeat the first quiz's questions...
+    trace = json.loads((out / "traces" / f"{second['job_id']}.json").read_text())
+    assert trace["contract_params"]["avoid_questions"] == [
+        " ".join(q["question"].split()) for q in first["quiz"]["questions"]
+    ]
+    assert (
+        "avoid_questions"
+        not in json.loads((out / "traces" / f"{first['job_id']}.json").read_text())["contract_params"]
+    )
+    # ...and the simulated model (which ignores that guidance) repeated some: the report lists them
+    repeats = json.loads((out / "report.json").read_text())["repeats_across_sections"]
+    assert repeats["count"] >= 1 and repeats["count"] == len(repeats["questions"])
+    assert all(r["repeats"]["file"].endswith("a_volcanoes.md") for r in repeats["questions"])
+    assert f"{repeats['count']} question(s) repeat a question of an earlier section" in run.stdout
+    assert "Questions repeated across sections" in (out / "report.html").read_text()
