@@ -18,7 +18,7 @@ from suture.config.settings import Settings
 from suture.contracts.errors import ContractError
 from suture.contracts.registry import build_contract, contract_names
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import read_bounded, settings_from
+from suture.workers.cli.common import add_teaching_flags, read_bounded, settings_from, teaching_params
 from suture.workers.documents import InputNotFound, UnreadableDocument, document_text
 
 
@@ -37,6 +37,7 @@ def register(subparsers: Any) -> None:
         metavar="DOC",
         help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the quote rule",
     )
+    add_teaching_flags(parser)  # the kinds, options and language the output was asked with
     parser.set_defaults(func=run)
 
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate, print the verdict as JSON on stdout, return 0 (valid) or 1 (invalid)."""
     settings = settings_from(args)
     raw = read_bounded(args.file, settings.max_input_bytes)  # refused unread past the limit
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = teaching_params(args)
     if args.questions is not None:
         params["questions"] = _positive_int(args.questions)
     source = _source_text(args.source, settings) if args.source else None
