@@ -76,7 +76,8 @@ class BatchOptions:
 
 
 def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
-    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives."""
+    """Same section text, contract parameters (rules included; the advisory ``avoid_questions`` aside) and
+    policy -> same job, wherever the file lives."""
     rules = json.dumps(identity(params), sort_keys=True, separators=(",", ":"))
     raw = f"batch|{CONTRACT}|{section.content_sha256}|{rules}|{policy or ''}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:32]
