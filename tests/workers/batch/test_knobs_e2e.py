@@ -183,3 +183,18 @@ def test_questions_of_earlier_sections_are_avoided_in_later_prompts_and_repeats_
     assert all(r["repeats"]["file"].endswith("a_volcanoes.md") for r in repeats["questions"])
     assert f"{repeats['count']} question(s) repeat a question of an earlier section" in run.stdout
     assert "Questions repeated across sections" in (out / "report.html").read_text()
+
+
+def test_the_dry_run_shows_each_section_count_and_the_sections_too_short(tmp_path: Path) -> None:
+    shutil.copy(FRENCH, tmp_path / "photosynthese.md")
+    (tmp_path / "title_slide.md").write_text(
+        "# Welcome\n\n" + "Biology 101, autumn term, lecture notes. " * 3
+    )
+    run = suture_batch("redis://127.0.0.1:1/0", tmp_path, "--out", tmp_path / "out", "--dry-run")
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert any(line.startswith("  §1 La photosynthèse: 2,141 chars, 7 questions, ~$") for line in lines)
+    assert any(
+        "§1 Welcome: 133 chars: skipped: too short for a quiz: 133 characters" in line for line in lines
+    )
+    assert "1 section(s) too short for a quiz" in run.stdout and not (tmp_path / "out").exists()
