@@ -27,6 +27,8 @@ from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
 from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
+from suture.config.quiz_settings import AutoQuestions
+from suture.config.quiz_settings import QuizRules as QuizRules  # re-exported
 from suture.config.redaction import url_secrets
 from suture.config.service_settings import ApiSettings, SentrySettings, WebhookSettings
 from suture.config.simulator_sections import (
@@ -47,24 +49,6 @@ class _Section(BaseModel):
     """A settings section; unknown keys are errors, so a misspelled threshold is never silently ignored."""
 
     model_config = ConfigDict(extra="forbid")
-
-
-class QuizRules(_Section):
-    """Thresholds of the quiz contract's semantic rules (documented in config/defaults.yaml)."""
-
-    options_per_question: int = Field(4, ge=2, le=10)
-    # The correct option is "conspicuously longer" when it exceeds the longest distractor by this ratio.
-    max_correct_length_ratio: float = Field(1.5, gt=1.0)
-    # ...and is at least this many characters longer (keeps short options like "Yes"/"No" legal).
-    min_correct_length_excess_chars: int = Field(12, ge=0)
-    # No option position may hold more than this share of correct answers (quizzes of >= 4 questions).
-    max_answer_position_share: float = Field(0.5, gt=0.0, le=1.0)
-    min_questions_for_position_rule: int = Field(4, ge=1)
-    forbid_all_none_of_the_above: bool = True
-    require_question_mark: bool = True
-    # Two stems sharing at least this share of their distinct words (Jaccard) are duplicates; 1.0 = same words.
-    duplicate_stem_similarity: float = Field(0.85, gt=0.0, le=1.0)
-    forbid_duplicate_questions: bool = True
 
 
 class ClientSettings(_Section):
@@ -145,6 +129,7 @@ class BatchSettings(_Section):
     poll_interval_s: float = Field(0.2, gt=0)
     job_timeout_s: float = Field(1800.0, gt=0)
     reader: ReaderLimits = Field(default_factory=ReaderLimits)  # a PDF is read in a confined process
+    auto_questions: AutoQuestions = Field(default_factory=AutoQuestions)  # `--questions auto`
 
 
 class Settings(BaseSettings):

@@ -72,6 +72,11 @@ class Contract(ABC):
         return dict(params)
 
     @classmethod
+    def params_for_source(cls, params: dict[str, Any], source: str) -> dict[str, Any]:
+        """Resolved ``params`` completed from the job's source at enqueue (the quiz: its detected language)."""
+        return params
+
+    @classmethod
     def from_params(cls, params: Mapping[str, Any], source: str | None = None) -> Contract:
         """The contract for resolved ``params`` and the job's source document (its constructor's keywords)."""
         constructor: Any = cls  # a subclass's __init__ takes its params and ``source``; the base's takes none

@@ -23,6 +23,10 @@ duplicate_question          /questions/i (the later one)         its stem repeat
 empty_output                /                                    nothing, ``{}``, no questions, blank text
 ==========================  ===================================  =========================================
 
+The codes of question kinds (``question_kind``, ``answer_set``, ``true_false_options``) are
+``contracts.quiz_kinds``'; a true/false question has 2 options, and only single-answer questions count
+for ``answer_position_skew`` and ``imbalanced_options``.
+
 Thresholds are ``QuizRules`` (config/defaults.yaml); a job's parameters are ``quiz_params``' to resolve.
 For ``answer_position_skew`` the questions to move are, per over-represented position, the *last*
 ones holding it, just enough to bring its share within the limit: deterministic and minimal. That
@@ -42,9 +46,11 @@ from typing import Any, ClassVar
 from suture.config.settings import QuizRules, Settings
 from suture.contracts.errors import ContractDefinitionError
 from suture.contracts.failure import Failure
+from suture.contracts.language import detect_language
 from suture.contracts.quiz_example import canonical_quiz
+from suture.contracts.quiz_kinds import expected_options, first_line, instruction_lines, kind_failures
 from suture.contracts.quiz_model import Question, Quiz
-from suture.contracts.quiz_params import resolve_quiz_params
+from suture.contracts.quiz_params import resolve_quiz_params, with_detected_language
 from suture.contracts.quiz_repair import QuizRepair
 from suture.contracts.similarity import repeats
 from suture.contracts.source import SourceText
@@ -67,8 +73,17 @@ class QuizContract(QuizRepair):
         """``{"questions": N, "rules": {...}}``: the job's values over the settings' quiz rules, checked."""
         return resolve_quiz_params(params, settings)
 
+    @classmethod
+    def params_for_source(cls, params: dict[str, Any], source: str) -> dict[str, Any]:
+        """``language: auto`` made the source's language, so the job stores what it was asked in."""
+        return with_detected_language(params, source)
+
     def __init__(
-        self, questions: int = 15, source: str | None = None, rules: QuizRules | dict[str, Any] | None = None
+        self,
+        questions: int = 15,
+        source: str | None = None,
+        rules: QuizRules | dict[str, Any] | None = None,
+        avoid_questions: list[str] | None = None,
     ) -> None:
         if isinstance(questions, bool) or not isinstance(questions, int) or questions < 1:
             raise ContractDefinitionError(
@@ -81,7 +96,10 @@ class QuizContract(QuizRepair):
         except ValueError as exc:
             raise ContractDefinitionError(self.name, f"invalid rules: {' '.join(str(exc).split())}") from exc
         self.questions = questions
+        self.avoid_questions = list(avoid_questions or [])
         self.source = SourceText(source) if source is not None else None
+        detected = detect_language(source) if source is not None else None
+        self.language = self.rules.language if self.rules.language != "auto" else detected or "en"
 
     @property
     def options_per_question(self) -> int:
@@ -89,8 +107,9 @@ class QuizContract(QuizRepair):
         return self.rules.options_per_question
 
     def params(self) -> dict[str, Any]:
-        """``{"questions": N, "rules": {...}}``; pass ``source=`` separately to rebuild the contract."""
-        return {"questions": self.questions, "rules": self.rules.model_dump()}
+        """``{"questions": N, "rules": {...}}`` (and ``avoid_questions``); pass ``source=`` separately."""
+        params: dict[str, Any] = {"questions": self.questions, "rules": self.rules.model_dump()}
+        return params | ({"avoid_questions": self.avoid_questions} if self.avoid_questions else {})
 
     def is_empty(self, data: Any) -> bool:
         """Also empty: a quiz whose ``questions`` list is empty."""
@@ -132,6 +151,7 @@ class QuizContract(QuizRepair):
             failures.append(_rule(f"{at}/question", "not_a_question", message))
         failures += self._option_failures(at, q)
         failures += self._answer_failures(at, q)
+        failures += kind_failures(at, q, self.rules, self.language)
         if self.source is not None and q.source_quote.strip() and self.source.find(q.source_quote) is None:
             message = "The source_quote does not occur in the source document; copy a snippet verbatim."
             failures.append(_rule(f"{at}/source_quote", "quote_not_in_source", message))
@@ -139,7 +159,7 @@ class QuizContract(QuizRepair):
 
     def _option_failures(self, at: str, q: Question) -> list[Failure]:
         failures = []
-        k = self.options_per_question
+        k = expected_options(q.kind, self.rules)
         if len(q.options) != k:
             message = f"The question has {len(q.options)} options; write exactly {k}."
             failures.append(_rule(f"{at}/options", "option_count", message))
@@ -167,7 +187,7 @@ class QuizContract(QuizRepair):
             message = f"correct_answer_text differs from option {index} ({_clip(correct)}); copy that option verbatim."
             failures.append(_rule(f"{at}/correct_answer_text", "answer_text_mismatch", message))
         distractors = [len(o.strip()) for j, o in enumerate(q.options) if j != index]
-        if distractors and self._conspicuous(len(correct.strip()), max(distractors)):
+        if q.kind == "single" and distractors and self._conspicuous(len(correct.strip()), max(distractors)):
             message = (
                 f"The correct option ({len(correct.strip())} chars) is much longer than every distractor "
                 f"(longest {max(distractors)} chars); make all options similar in length and detail."
@@ -181,14 +201,14 @@ class QuizContract(QuizRepair):
         return ratio_exceeded and excess >= self.rules.min_correct_length_excess_chars
 
     def _position_failures(self, quiz: Quiz) -> list[Failure]:
-        total = len(quiz.questions)
+        total = sum(q.kind == "single" for q in quiz.questions)
         if total < self.rules.min_questions_for_position_rule:
             return []
         # The epsilon keeps shares like 0.57 * 100 = 56.999... from losing a whole question.
         allowed = math.floor(self.rules.max_answer_position_share * total + 1e-9)
         holders: dict[int, list[int]] = {}
         for i, q in enumerate(quiz.questions):
-            if 0 <= q.correct_answer_index < len(q.options):
+            if q.kind == "single" and 0 <= q.correct_answer_index < len(q.options):
                 holders.setdefault(q.correct_answer_index, []).append(i)
         to_move: list[tuple[int, int, int]] = []
         for position, indices in holders.items():
@@ -221,9 +241,8 @@ class QuizContract(QuizRepair):
 
     def task_instructions(self) -> str:
         """The quiz task; the first sentence is the fixed phrase the simulator parses."""
-        k = self.options_per_question
         lines = [
-            f"Write exactly {self.questions} questions, each with exactly {k} options.",
+            first_line(self.questions, self.rules),
             "Every question ends with a question mark and is answerable from the document alone.",
             "correct_answer_index is 0-based and correct_answer_text repeats that option verbatim.",
             "Make all options of a question similar in length and detail; the correct one must not stand out.",
@@ -233,18 +252,22 @@ class QuizContract(QuizRepair):
         ]
         if self.rules.forbid_all_none_of_the_above:
             lines.append('Never use "all of the above" or "none of the above".')
+        lines += instruction_lines(self.rules, self.language, self.avoid_questions)
         return "\n".join(lines)
 
     def canonical_example(self) -> dict[str, Any]:
         """A realistic, valid two-question quiz about ``suture.contracts.quiz_example.EXAMPLE_SOURCE``."""
-        return canonical_quiz(self.options_per_question)
+        return canonical_quiz(self.options_per_question, self.rules.question_kinds, self.language)
 
     def schema_template(self) -> dict[str, Any]:
         """The schema template with ``options_per_question`` option placeholders."""
         template = super().schema_template()
+        kind = self.rules.question_kinds[0]
         for question in template["questions"]:
-            question["options"] = [f"<option {j + 1}>" for j in range(self.options_per_question)]
+            question["kind"] = kind
+            question["options"] = [f"<option {j + 1}>" for j in range(expected_options(kind, self.rules))]
             question["correct_answer_text"] = "<option 1>"
+            question["correct_answer_indices"] = [0, 1] if kind == "multiple" else None
         return template
 
 

@@ -7,8 +7,8 @@ that needs no model, and what a slice prompt shows of the quiz and its source.
   ``correct_answer_text`` (its options may be reordered, the index moving with the text); an option
   list (``/questions/i/options``) keeps the correct option's text at the question's
   ``correct_answer_index`` (``correct_option``: the pointer depends on the output).
-- ``repair_target``: a question's answer fields (``correct_answer_index``, ``correct_answer_text``)
-  are repaired with the whole question, since a slice of the index or the text alone could pick
+- ``repair_target``: a question's answer fields (``correct_answer_index``, ``correct_answer_text``,
+  ``correct_answer_indices``) and its ``kind`` are repaired with the whole question, since a slice of the index or the text alone could pick
   another answer that nothing checks; one option (``/questions/i/options/j``) with its option list,
   so the list's invariant holds. Every other failure is repaired where it points.
 - ``fixers``: ``answer_position_skew`` is fixed by reordering options (``contracts.quiz_fixers``).
@@ -33,7 +33,7 @@ from suture.contracts.source import SourceText
 
 EXCERPT_MARGIN_CHARS = 200  # each side of the quote: ~400 characters of surroundings in all
 CORRECT_OPTION = "correct_option"  # the invariant of an options slice (``resolve_invariant``)
-ANSWER_FIELDS = frozenset({"correct_answer_index", "correct_answer_text"})
+ANSWER_FIELDS = frozenset({"kind", "correct_answer_index", "correct_answer_text", "correct_answer_indices"})
 
 
 class QuizRepair(Contract):

@@ -9,7 +9,10 @@ The spec is stored as this model (``JobSpec.stored()``) and read back through it
   only what the caller gave (``questions``), the rest being the contract's packaged defaults, as
   the workers of that version judged it.
 - version 2: ``params`` are complete (``suture.contracts.registry.resolve_params`` at enqueue: the
-  quiz's ``questions`` and every ``rules`` threshold), ``policy`` is the policy chosen at enqueue.
+  quiz's ``questions`` and every ``rules`` threshold and teaching knob, its ``language`` the
+  document's when it was ``auto``; a batch's advisory ``avoid_questions``), ``policy`` is the policy
+  chosen at enqueue. A version-2 spec stored before the teaching knobs existed reads with their
+  defaults (single-answer questions, the language detected from the document).
 - version 3: ``policy`` is a name only, never a path; a policy from a user's file travels as data in
   ``policy_rules`` (its declarative form, read and checked on the producer's machine), so no worker
   opens a path that came from a job. A version 1 or 2 spec whose ``policy`` is not a configured name

@@ -99,11 +99,12 @@ def admit(
     request = check_request(contract, params or {}, policy, settings, policy_rules)
     if callback is not None:
         check_callback_of_job(callback, settings)
+    source = document_text(input, settings.max_input_bytes)
     spec = JobSpec(
         job_id=job_id,
         contract=contract,
-        params=request.params,
-        source=document_text(input, settings.max_input_bytes),
+        params=contract_class(contract).params_for_source(request.params, source),
+        source=source,
         policy=request.policy_name,
         policy_rules=request.policy_rules,
         callback=callback,

@@ -23,6 +23,9 @@ from suture.workers.errors import InvalidJob, JobNotFound
 REQUEST_FIELDS = ("contract", "params", "source", "policy", "callback")
 # Part of the request only when set, so a key stored before they existed keeps its fingerprint.
 OPTIONAL_FIELDS = ("policy_rules",)  # of the stored JobSpec
+# Parameters that guide the prompt without making another request: a quiz's ``avoid_questions`` (what
+# earlier sections of a batch asked, which depends on the order they finished in).
+ADVISORY_PARAMS = ("avoid_questions",)
 MAX_KEY_CHARS = 255
 MAX_TENANT_CHARS = 128
 # Separates a tenant's scope from the key: a control character, which no checked key holds, so no
@@ -35,6 +38,8 @@ def request_sha256(spec: dict[str, Any]) -> str:
     too) and callback."""
     request = {k: spec.get(k) for k in REQUEST_FIELDS}
     request |= {k: spec[k] for k in OPTIONAL_FIELDS if spec.get(k) is not None}
+    if isinstance(request["params"], dict):
+        request["params"] = {k: v for k, v in request["params"].items() if k not in ADVISORY_PARAMS}
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 

@@ -52,7 +52,7 @@ def one_line(stderr: str) -> str:
 def test_a_job_id_from_redis_or_jobs_jsonl_never_names_a_file(cluster: CeleryStack, tmp_path: Path) -> None:
     # Given a --no-wait batch whose job finished
     out = tmp_path / "out"
-    done = cluster.cli("batch", str(tmp_path / "docs"), "--out", str(out), "--no-wait")
+    done = cluster.cli("batch", str(tmp_path / "docs"), "--out", str(out), "--questions", "3", "--no-wait")
     assert done.returncode == 0, done.stderr
     job_id = json.loads((out / "jobs.jsonl").read_text().splitlines()[-1])["job_id"]
     store = redis.Redis.from_url(cluster.settings.redis_url or "")

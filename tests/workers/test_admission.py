@@ -43,7 +43,9 @@ def test_an_admitted_job_stores_complete_params_and_its_policy(settings: Setting
     spec = admit("j1", "quiz", DOCUMENT, settings, params={"questions": 5}).spec
 
     # Then its spec holds every rule, the settings' included, and the contract's default policy
-    assert spec.params == {"questions": 5, "rules": QuizRules(options_per_question=3).model_dump()}
+    # (the quiz's language "auto" is stored as the document's, detected at enqueue)
+    rules = QuizRules(options_per_question=3, language="en").model_dump()
+    assert spec.params == {"questions": 5, "rules": rules}
     assert (spec.policy, spec.source, spec.spec_version) == ("default", DOCUMENT, 3)
 
 

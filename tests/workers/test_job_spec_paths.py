@@ -143,7 +143,8 @@ def test_a_worker_with_other_settings_judges_a_job_by_the_jobs_rules(
     # Then the worker wrote and judged it by the job's 3-option rule, and says so
     assert result["status"] == "delivered", result["reason"]
     assert option_counts(result["output"]) == [3, 3]
-    assert result["contract_params"]["rules"] == QuizRules(options_per_question=3).model_dump()
+    # (language "auto" is stored as the document's, detected at enqueue)
+    assert result["contract_params"]["rules"] == QuizRules(options_per_question=3, language="en").model_dump()
     assert handle.spec()["contract_params"] == result["contract_params"]
 
 

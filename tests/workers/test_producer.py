@@ -120,6 +120,20 @@ def test_cli_enqueue_prints_the_id_alone_and_status_reads_it(stack: CeleryStack,
     assert other.returncode == 2 and "k" in other.stderr and job_id in other.stderr
 
 
+def test_cli_enqueue_stores_the_teaching_flags_with_the_job(stack: CeleryStack, tmp_path: Path) -> None:
+    source = tmp_path / "doc.txt"
+    source.write_text(DOCUMENT * 2)
+    enqueued = stack.cli(
+        "enqueue", str(source), "--questions", "2", "--kinds", "single,true_false", "--language", "fr",
+        "--difficulty", "medium", "--audience", "adult learners", "--options", "3",
+    )  # fmt: skip
+    assert enqueued.returncode == 0, enqueued.stderr
+    rules = get_job(enqueued.stdout.strip(), stack.settings).spec()["contract_params"]["rules"]
+    assert rules["question_kinds"] == ["single", "true_false"] and rules["language"] == "fr"
+    assert rules["difficulty"] == "medium" and rules["audience"] == "adult learners"
+    assert rules["options_per_question"] == 3
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

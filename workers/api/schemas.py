@@ -32,6 +32,22 @@ class JobRequest(BaseModel):
         description="An https URL the result is POSTed to, signed per Standard Webhooks",
         max_length=2048,
     )
+    # The quiz's teaching knobs (none given: the settings' quiz.*); stored with the job.
+    question_kinds: list[Literal["single", "multiple", "true_false"]] | None = Field(
+        None, min_length=1, max_length=3, description="Question kinds, each question one of them"
+    )
+    language: str | None = Field(
+        None,
+        max_length=8,
+        description="auto (the document's language, detected) or en, fr, de, es, it, pt, nl",
+    )
+    difficulty: Literal["easy", "medium", "hard"] | None = Field(None, description="Prompt guidance")
+    audience: str | None = Field(None, max_length=200, description="Who the quiz is for (prompt guidance)")
+
+    def knobs(self) -> dict[str, Any]:
+        """The teaching knobs given, as quiz parameters."""
+        names = ("question_kinds", "language", "difficulty", "audience")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
 
 
 class JobUpload(BaseModel):

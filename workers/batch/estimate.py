@@ -47,7 +47,8 @@ class Estimator:
         self.fixed_chars = sum(len(m["content"]) for m in messages) + len(
             json.dumps(contract.response_schema())
         )
-        self.output_tokens = questions * settings.estimate.output_tokens_per_question
+        self.tokens_per_question = settings.estimate.output_tokens_per_question
+        self.output_tokens = questions * self.tokens_per_question
         self.price = settings.prices.get(self.model)
         self.speed = settings.estimate.model_speeds.get(self.model)
 
@@ -56,8 +57,9 @@ class Estimator:
         """False when the policy has no measured repair overhead (first attempts only are estimated)."""
         return self.policy.repair_overhead is not None
 
-    def job(self, section_chars: int) -> JobEstimate:
-        """The expected job for a section of ``section_chars`` characters."""
+    def job(self, section_chars: int, questions: int | None = None) -> JobEstimate:
+        """The expected job for a section of ``section_chars`` characters (``questions``: its own count)."""
+        output_tokens = self.output_tokens if questions is None else questions * self.tokens_per_question
         overhead = self.policy.repair_overhead
         cost_factor = overhead.cost if overhead else 1.0
         time_factor = overhead.time if overhead else 1.0
@@ -65,12 +67,12 @@ class Estimator:
         if self.price is not None:
             input_tokens = math.ceil((self.fixed_chars + section_chars) / CHARS_PER_TOKEN)
             first = (
-                input_tokens * self.price.input_per_1m_usd + self.output_tokens * self.price.output_per_1m_usd
+                input_tokens * self.price.input_per_1m_usd + output_tokens * self.price.output_per_1m_usd
             ) / 1_000_000
         latency = None
         if self.speed is not None:
             latency = (
-                self.speed.first_token_s + self.output_tokens / self.speed.output_tokens_per_s
+                self.speed.first_token_s + output_tokens / self.speed.output_tokens_per_s
             ) * time_factor
         return JobEstimate(
             first_attempt_usd=first,

@@ -10,7 +10,10 @@ the same rules reuses finished jobs; changed rules (say ``quiz.options_per_quest
 ``jobs.jsonl`` in the output folder lists what was enqueued, so ``--collect`` can gather a
 ``--no-wait`` batch later. With ``budget_usd``, a section is started only while the cost spent so
 far, plus the expected cost of the jobs in flight and of this one, stays within the budget; the
-sections left are listed in the report as not started.
+sections left are listed in the report as not started. Each section's question count, the teaching
+knobs and the questions of earlier sections to avoid come from ``suture.workers.batch.knobs``; a
+section too short for a quiz is listed in the report with the reason, and so are questions that
+repeat another section's.
 
 Errors::
 
@@ -24,19 +27,21 @@ import json
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 from pydantic import ValidationError
 
 from suture.config.settings import Settings
+from suture.contracts.quiz_params import KNOBS
 from suture.contracts.registry import contract_class, resolve_params
 from suture.tasks.policy import Policy, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.estimate import Estimator
 from suture.workers.batch.evaluation import job_params
+from suture.workers.batch.knobs import QuizAsk, identity
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.documents import InputIssue, Section
@@ -62,7 +67,7 @@ class BatchOptions:
 
     inputs: tuple[str, ...]
     out_dir: Path
-    questions: int = 15
+    questions: int | None = None  # None: auto, from each section's length (batch.auto_questions)
     policy: str | None = None
     policy_rules: dict[str, Any] | None = None  # a user's policy file, read by the CLI; ``policy`` names it
     jobs_in_flight: int = 16
@@ -70,6 +75,7 @@ class BatchOptions:
     simulated: bool = False
     budget_usd: float | None = None
     contract: str = CONTRACT
+    knobs: dict[str, Any] = field(default_factory=dict)  # question_kinds, language, difficulty, audience
 
 
 def idempotency_key(
@@ -79,9 +85,10 @@ def idempotency_key(
     contract: str = CONTRACT,
     policy_rules: dict[str, Any] | None = None,
 ) -> str:
-    """Same contract, section text, parameters (rules included) and policy (a file's content too) -> same
-    job, wherever the file lives; an edited policy file makes new jobs."""
-    rules = json.dumps(params, sort_keys=True, separators=(",", ":"))
+    """Same contract, section text, parameters (rules included; the advisory ``avoid_questions`` aside)
+    and policy (a file's content too) -> same job, wherever the file lives; an edited policy file makes
+    new jobs."""
+    rules = json.dumps(identity(params), sort_keys=True, separators=(",", ":"))
     raw = f"batch|{contract}|{section.content_sha256}|{rules}|{policy or ''}{_rules_tag(policy_rules)}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:32]
 
@@ -124,26 +131,31 @@ class BatchRun:
     def __init__(self, settings: Settings, options: BatchOptions, *, err: TextIO | None = None) -> None:
         self.settings, self.options = settings, options
         self.err = err or sys.stderr
-        self.report = BatchReport(simulated=options.simulated, settings_note=self._note())
         self.pending: dict[str, tuple[int, dict[str, Any]]] = {}  # job id -> (plan position, source)
         self.expected_usd: dict[str, float] = {}  # job id -> expected cost, while in flight
         self.enqueued = 0
-        # The contract parameters every job stores, as enqueue completes them from these settings.
-        self.params = resolve_params(
-            options.contract, job_params(options.contract, options.questions), settings
+        # The contract parameters every job stores, as enqueue completes them from these settings; a
+        # quiz's count and questions to avoid are each section's own (``QuizAsk``).
+        self.quiz = options.contract == CONTRACT
+        given = (
+            {"questions": 1, **options.knobs}
+            if self.quiz
+            else job_params(options.contract, options.questions)
         )
+        self.params = resolve_params(options.contract, given, settings)
+        self.ask = QuizAsk(settings, options.questions, options.knobs)
+        self.report = BatchReport(simulated=options.simulated, settings_note=self._note())
         self.last_finish_s = time.monotonic()
         self.estimator: Estimator | None = None
         if options.budget_usd is not None:
-            self.estimator = Estimator(settings, batch_policy(settings, options), options.questions)
+            questions = options.questions or settings.batch.auto_questions.max_questions
+            self.estimator = Estimator(settings, batch_policy(settings, options), questions)
 
     def _note(self) -> dict[str, Any]:
         o = self.options
-        return {
-            "contract": o.contract,
-            "questions": o.questions,
-            "policy": policy_name(o.policy, o.contract, self.settings),
-        }
+        knobs = {k: v for k, v in self.params["rules"].items() if k in KNOBS} if self.quiz else {}
+        policy = policy_name(o.policy, o.contract, self.settings)
+        return {"contract": o.contract, "questions": o.questions or "auto", "policy": policy} | knobs
 
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json.
@@ -194,6 +206,9 @@ class BatchRun:
         for section in sections:
             while o.wait and len(self.pending) >= o.jobs_in_flight:
                 self._gather(outputs, progress)
+            if self.quiz and self.ask.count(len(section.text)) is None:
+                self.report.add_short(section.describe(), self.ask.why_not(len(section.text)))
+                continue
             if not self._within_budget(section):
                 self._not_started(section, sections)
                 return
@@ -206,7 +221,7 @@ class BatchRun:
         if self.estimator is None or self.options.budget_usd is None:
             return True
         finished = sum(self.report.status_counts.values())
-        guess = self.estimator.job(len(section.text)).cost_usd or 0.0
+        guess = self.estimator.job(len(section.text), self.ask.count(len(section.text))).cost_usd or 0.0
         if finished >= MEASURED_AFTER_JOBS:
             guess = self.report.cost_usd / finished  # what this batch's jobs really cost
         projected = self.report.cost_usd + sum(self.expected_usd.values()) + guess
@@ -223,11 +238,12 @@ class BatchRun:
 
     def _enqueue(self, section: Section) -> dict[str, Any]:
         o = self.options
-        key = idempotency_key(section, self.params, o.policy, o.contract, o.policy_rules)
+        params = self.ask.params(self.ask.count(len(section.text)) or 1) if self.quiz else self.params
+        key = idempotency_key(section, params, o.policy, o.contract, o.policy_rules)
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
-                o.contract, section.text, params=self.params, policy=o.policy, policy_rules=o.policy_rules,
+                o.contract, section.text, params=params, policy=o.policy, policy_rules=o.policy_rules,
                 idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings,
             )  # fmt: skip
         except ProducerError as exc:
@@ -268,6 +284,8 @@ class BatchRun:
         result = checked(_its_own(handle.id, handle.result(timeout_s=30)), self.options.contract)
         trace = outputs.write_job(seq, source, result, asked=handle.id)
         page = None
+        if result.get("status") in DELIVERED_STATUSES and self.quiz:
+            self.report.add_repeats(self.ask.finished(source, result.get("output")))
         if result.get("status") in DELIVERED_STATUSES:
             view = record_view(get_store(self.settings).load(handle.id), result, source=source)
             page = outputs.write_page(view, asked=handle.id) if view is not None else None

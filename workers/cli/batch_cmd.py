@@ -8,7 +8,9 @@ finished jobs its store still holds (idempotency keys). Ctrl-C or SIGTERM stops 
 (``suture.workers.local.shutdown``) with one line: what is kept in ``--out`` and the rerun command.
 ``--dry-run`` stops after the plan: it prints the sections per document and an estimate of cost
 and time, and starts no stack and calls no model. ``--budget-usd`` stops starting sections once
-the batch's cost would pass it.
+the batch's cost would pass it. ``--questions auto`` (the default) sizes each section's quiz by its
+length (``batch.auto_questions``) and skips a section too short for one, saying so; the teaching
+flags (``--kinds``, ``--language``, ``--difficulty``, ``--audience``, ``--options``) reach every job.
 
 Exit codes: 0 every section of every input was quizzed (some may be soft-delivered, failed or
 refused: see the report); 3 the batch finished but left something out: an input file was skipped
@@ -32,7 +34,7 @@ from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
 from suture.workers.cli import UsageError
 from suture.workers.cli.batch_dry_run import print_dry_run
-from suture.workers.cli.common import settings_from
+from suture.workers.cli.common import add_teaching_flags, settings_from, teaching_params
 from suture.workers.documents import InputIssue, InputNotFound
 from suture.workers.local import discovery, shutdown
 from suture.workers.local.stack import LocalStack, StackError
@@ -56,12 +58,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
     )
-    parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
+    parser.add_argument(
+        "--questions",
+        type=_questions,
+        default=None,
+        metavar="N|auto",
+        help="questions per quiz; auto (default): from each section's length (batch.auto_questions)",
+    )
     parser.add_argument(
         "--policy",
         metavar="NAME|FILE",
         help="a configured policy, or a YAML file read here and stored with each job",
     )
+    add_teaching_flags(parser)
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
@@ -125,8 +134,18 @@ def _run_batch(
         return farewell.batch.run(plan, collect=args.collect)
 
 
+def _questions(text: str) -> int | None:
+    """``--questions``: a whole number (checked in ``_check``), or ``auto`` (None)."""
+    if text.strip().lower() == "auto":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a whole number or auto, got {text!r}") from None
+
+
 def _check(args: argparse.Namespace, settings: Settings, shared: discovery.StackAddress | None) -> None:
-    if args.questions < 1:
+    if args.questions is not None and args.questions < 1:
         raise UsageError(f"--questions must be at least 1, got {args.questions}")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
@@ -160,9 +179,9 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
         )
     try:  # a bad contract, policy or parameter is the user's to fix before any job runs
         chosen = policy_arg(args.policy, settings)  # a file is read here, never by a worker
-        check_request(
-            args.contract, job_params(args.contract, args.questions), chosen.name, settings, chosen.rules
-        )
+        questions = args.questions or settings.batch.auto_questions.max_questions
+        params = job_params(args.contract, questions) | teaching_params(args)
+        check_request(args.contract, params, chosen.name, settings, chosen.rules)
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
     if not args.dry_run:  # a dry run writes nothing
@@ -250,6 +269,7 @@ def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -
         simulated=simulated,
         budget_usd=args.budget_usd,
         contract=args.contract,
+        knobs=teaching_params(args),
     )
 
 
@@ -268,6 +288,11 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
     skipped = [issue for issue in summary["input_issues"] if issue.get("skipped")]
     for issue in skipped:
         print(f"skipped: {issue['file']}: {issue['reason']}: {issue['detail']}")
+    for short in summary["short_sections"]["sections"]:
+        print(f"skipped section: {short['file']} §{short['section']}: {short['reason']}")
+    repeats = summary["repeats_across_sections"]["count"]
+    if repeats:
+        print(f"{repeats} question(s) repeat a question of an earlier section: listed in the report")
     left = summary["not_started"]["count"]
     if left:
         budget = summary["budget"]

@@ -1,7 +1,9 @@
 """``suture batch --dry-run``: the sections per document and what the batch should cost and take.
 
 Reads only the plan (the documents, already read) and the settings: no stack is started, no job
-enqueued, no model called. Figures come from ``suture.workers.batch.estimate``.
+enqueued, no model called. Figures come from ``suture.workers.batch.estimate``; each section's
+question count from ``suture.workers.batch.knobs`` (with ``--questions auto``, a section too short
+for a quiz is shown as skipped, with the reason, and not counted).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TextIO
 
 from suture.config.settings import Settings
 from suture.workers.batch.estimate import BatchEstimate, Estimator
+from suture.workers.batch.knobs import questions_for, too_short
 from suture.workers.batch.plan import BatchPlan
 from suture.workers.batch.runner import BatchOptions, batch_policy
 
@@ -21,25 +24,30 @@ def print_dry_run(
     """Print every document's sections, the skipped inputs, and the batch's estimate."""
     out = out or sys.stdout
     policy = batch_policy(settings, options)
-    estimator = Estimator(settings, policy, options.questions)
-    total = BatchEstimate()
+    auto = settings.batch.auto_questions
+    estimator = Estimator(settings, policy, options.questions or auto.max_questions)
+    total, short = BatchEstimate(), 0
     current = None
     for section in plan.iter_sections():
         if section.source != current:
             current = section.source
             print(f"{current}: {plan.documents[current]} section(s)", file=out)
-        job = estimator.job(len(section.text))
-        total.add(job)
         pages = "" if section.page_start is None else f", {_pages(section.page_start, section.page_end)}"
+        head = f"  §{section.index} {section.title or '(untitled)'}: {len(section.text):,} chars{pages}"
+        questions = questions_for(len(section.text), options.questions, auto)
+        if questions is None:
+            short += 1
+            print(f"{head}: skipped: {too_short(len(section.text), auto)}", file=out)
+            continue
+        job = estimator.job(len(section.text), questions)
+        total.add(job)
         cost = "" if job.cost_usd is None else f", ~${job.cost_usd:.4f}"
-        print(
-            f"  §{section.index} {section.title or '(untitled)'}: {len(section.text):,} chars{pages}{cost}",
-            file=out,
-        )
+        print(f"{head}, {questions} questions{cost}", file=out)
     for issue in plan.skipped:
         print(f"skipped: {issue.source}: {issue.reason}: {issue.detail}", file=out)
     print(
-        f"{plan.sections} section(s) in {len(plan.documents)} document(s); {len(plan.skipped)} input file(s) skipped",
+        f"{plan.sections} section(s) in {len(plan.documents)} document(s); {len(plan.skipped)} input file(s) "
+        f"skipped; {short} section(s) too short for a quiz",
         file=out,
     )
     print(_estimate_line(total, estimator, options, policy.name), file=out)
@@ -48,7 +56,8 @@ def print_dry_run(
 
 def _estimate_line(total: BatchEstimate, estimator: Estimator, options: BatchOptions, policy: str) -> str:
     overhead = estimator.policy.repair_overhead
-    head = f"estimate (policy {policy}, {options.questions} questions, first model {estimator.model}): "
+    questions = "auto questions" if options.questions is None else f"{options.questions} questions"
+    head = f"estimate (policy {policy}, {questions}, first model {estimator.model}): "
     if total.cost_usd is None:
         cost = f"cost unknown ({estimator.model} is not in the price table)"
     elif overhead is None:

@@ -7,6 +7,7 @@ import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from suture.config.settings import ConfigError, Settings, load_settings
 from suture.workers.cli import UsageError
@@ -137,3 +138,35 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def add_teaching_flags(parser: argparse.ArgumentParser) -> None:
+    """The quiz's teaching knobs as flags (each over the settings' ``quiz`` value, stored with the job)."""
+    parser.add_argument(
+        "--kinds",
+        metavar="KIND[,KIND]",
+        help="question kinds, each question one of them: single, multiple, true_false (default: single)",
+    )
+    parser.add_argument(
+        "--language",
+        metavar="CODE",
+        help="the quiz's language: auto (the document's) or en, fr, de, es, it, pt, nl",
+    )
+    parser.add_argument("--difficulty", choices=("easy", "medium", "hard"), help="prompt guidance")
+    parser.add_argument("--audience", metavar="TEXT", help="who the quiz is for (prompt guidance)")
+    parser.add_argument(
+        "--options", metavar="K", type=positive_int, help="options per question (not true/false)"
+    )
+
+
+def teaching_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The quiz parameters the teaching flags give (nothing for a flag not given)."""
+    params: dict[str, Any] = {}
+    if args.kinds is not None:
+        params["question_kinds"] = [kind.strip() for kind in args.kinds.split(",") if kind.strip()]
+    for name in ("language", "difficulty", "audience"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    if args.options is not None:
+        params["rules"] = {"options_per_question": args.options}
+    return params

@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 from suture.config.settings import Settings
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import CONTRACT_HELP, contract_from, positive_int, read_document, settings_from
+from suture.workers.cli.common import (
+    CONTRACT_HELP,
+    add_teaching_flags,
+    contract_from,
+    positive_int,
+    read_document,
+    settings_from,
+    teaching_params,
+)
 from suture.workers.local import shutdown
 
 if TYPE_CHECKING:
@@ -53,6 +61,7 @@ def register(subparsers: Any) -> None:
         metavar="NAME|FILE",
         help="a configured policy, or a YAML file read here and stored with the job",
     )
+    add_teaching_flags(parser)
     parser.add_argument("--inline", action="store_true", help="run the engine in this process (no broker)")
     parser.add_argument("--out", metavar="PATH", help="write the result JSON here instead of stdout")
     parser.set_defaults(func=run)
@@ -114,7 +123,7 @@ def _admit(args: argparse.Namespace, source: str, settings: Settings) -> Admissi
     from suture.workers.admission import admit
     from suture.workers.errors import InvalidJob
 
-    params = {"questions": args.questions} if args.questions is not None else {}
+    params = teaching_params(args) | ({"questions": args.questions} if args.questions is not None else {})
     try:
         chosen = args.policy_choice
         return admit(
@@ -157,8 +166,8 @@ def _run_queued(
     with _broker(settings, farewell) as settings:
         try:
             handle = enqueue(
-                args.contract, source, questions=args.questions, policy=args.policy_choice.name,
-                policy_rules=args.policy_choice.rules, settings=settings,
+                args.contract, source, questions=args.questions, params=teaching_params(args),
+                policy=args.policy_choice.name, policy_rules=args.policy_choice.rules, settings=settings,
             )  # fmt: skip
             farewell.job_id = handle.id
             return handle.result(timeout_s=settings.worker.job_deadline_s)

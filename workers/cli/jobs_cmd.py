@@ -17,7 +17,13 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, producer_settings, read_document
+from suture.workers.cli.common import (
+    add_teaching_flags,
+    positive_int,
+    producer_settings,
+    read_document,
+    teaching_params,
+)
 
 COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
@@ -35,6 +41,7 @@ def register(subparsers: Any) -> None:
         metavar="NAME|FILE",
         help="a configured policy, or a YAML file read here and stored with the job",
     )
+    add_teaching_flags(enqueue)
     enqueue.add_argument("--idempotency-key", help="the same key and request give the same job (per tenant)")
     enqueue.add_argument(
         "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
@@ -102,6 +109,7 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
         args.contract,
         text,
         questions=args.questions,
+        params=teaching_params(args),
         policy=chosen.name,
         policy_rules=chosen.rules,
         idempotency_key=args.idempotency_key,

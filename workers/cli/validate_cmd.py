@@ -18,7 +18,14 @@ from suture.config.settings import Settings
 from suture.contracts.errors import ContractError
 from suture.contracts.registry import build_contract
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import CONTRACT_HELP, contract_from, read_bounded, settings_from
+from suture.workers.cli.common import (
+    CONTRACT_HELP,
+    add_teaching_flags,
+    contract_from,
+    read_bounded,
+    settings_from,
+    teaching_params,
+)
 from suture.workers.documents import InputNotFound, UnreadableDocument, document_text
 
 
@@ -37,6 +44,7 @@ def register(subparsers: Any) -> None:
         metavar="DOC",
         help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the quote rule",
     )
+    add_teaching_flags(parser)  # the kinds, options and language the output was asked with
     parser.set_defaults(func=run)
 
 
@@ -45,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from(args)
     args.contract = contract_from(args)
     raw = read_bounded(args.file, settings.max_input_bytes)  # refused unread past the limit
-    params: dict[str, Any] = {}
+    params: dict[str, Any] = teaching_params(args)
     if args.questions is not None:
         params["questions"] = _positive_int(args.questions)
     source = _source_text(args.source, settings) if args.source else None

@@ -12,7 +12,7 @@ the file's order (document order). What is left out is counted by reason, never 
 
 A question's ``kind`` is ``single`` (one correct option: the quiz contract today), ``multiple``
 (several correct options, from ``correct_answer_indices``) or ``true_false`` (two options, true
-first). A line without ``kind`` is ``single``, or ``multiple`` when it has ``correct_answer_indices``.
+first). A line without ``kind`` is ``single``, or ``multiple`` when its ``correct_answer_indices`` lists any.
 Writers switch on ``kind``; a new kind is a new branch in each writer and an entry in ``KINDS``.
 """
 
@@ -219,7 +219,7 @@ def parse_question(raw: Any, number: int, identity: str) -> BankQuestion:
     """One question of a quiz line; ``ValueError`` says what is wrong with it."""
     if not isinstance(raw, dict):
         raise ValueError("not an object")
-    kind = raw.get("kind") or ("multiple" if "correct_answer_indices" in raw else "single")
+    kind = raw.get("kind") or ("multiple" if raw.get("correct_answer_indices") else "single")
     if kind not in KINDS:
         raise ValueError(f"unknown kind {kind!r}")
     options = raw.get("options")

@@ -37,6 +37,8 @@ def render(summary: dict[str, Any]) -> str:
         _problems(summary),
         _issues(summary),
         _not_started(summary),
+        _short(summary),
+        _repeats(summary),
     ]
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -158,6 +160,31 @@ def _not_started(s: dict[str, Any]) -> str:
         "with a larger --budget-usd to quiz them (finished sections are reused).</p>"
     )
     return f"{head}<ul>{items}</ul>{_more(s, 'not_started')}"
+
+
+def _short(s: dict[str, Any]) -> str:
+    short = s.get("short_sections") or {"count": 0, "sections": []}
+    items = "".join(
+        f"<li>{_source(e)} {escape(str(e.get('title') or ''))}: {escape(str(e.get('reason')))}</li>"
+        for e in short["sections"]
+    )
+    head = f"<h2>Sections too short for a quiz ({short['count']})</h2>"
+    return f"{head}<ul>{items}</ul>{_more(s, 'short_sections')}" if short["count"] else ""
+
+
+def _repeats(s: dict[str, Any]) -> str:
+    found = s.get("repeats_across_sections") or {"count": 0, "questions": []}
+    items = "".join(
+        f"<li>{_source(e['source'])} question {e['question']} ({escape(e['stem'])}) repeats "
+        f"{_source(e['repeats'])} question {e['repeats']['question']} ({escape(e['repeats']['stem'])}); "
+        f"{e['similarity']:.0%} of their words shared</li>"
+        for e in found["questions"]
+    )
+    head = (
+        f"<h2>Questions repeated across sections ({found['count']})</h2><p>Later sections' prompts list "
+        "earlier questions not to repeat; these repeat one all the same.</p>"
+    )
+    return f"{head}<ul>{items}</ul>{_more(s, 'repeats_across_sections')}" if found["count"] else ""
 
 
 def _more(s: dict[str, Any], name: str) -> str:

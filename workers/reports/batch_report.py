@@ -110,6 +110,10 @@ class BatchReport:
         self.not_started: list[dict[str, Any]] = []
         self.not_started_count = 0
         self.budget: dict[str, Any] | None = None  # {"limit_usd": X} when a batch-wide budget was set
+        self.short: list[dict[str, Any]] = []  # sections too short for a quiz (--questions auto)
+        self.short_count = 0
+        self.repeats: list[dict[str, Any]] = []  # questions repeating another section's
+        self.repeat_count = 0
 
     def add_issue(self, issue: dict[str, Any]) -> None:
         """Record an input file skipped (counted in ``skipped``) or noted."""
@@ -121,6 +125,17 @@ class BatchReport:
         """Record a section that was never started (the batch's budget was reached first)."""
         self.not_started_count += 1
         self._listed(self.not_started, source, "not_started")
+
+    def add_short(self, source: dict[str, Any], reason: str) -> None:
+        """Record a section not quizzed because it is too short for a quiz."""
+        self.short_count += 1
+        self._listed(self.short, source | {"reason": reason}, "short_sections")
+
+    def add_repeats(self, repeats: list[dict[str, Any]]) -> None:
+        """Record questions of a quiz that repeat (or nearly) a question of an earlier section."""
+        self.repeat_count += len(repeats)
+        for repeat in repeats:
+            self._listed(self.repeats, repeat, "repeats_across_sections")
 
     def add_result(
         self, source: dict[str, Any], result: dict[str, Any], trace: str, page: dict[str, Any] | None = None
@@ -228,6 +243,8 @@ class BatchReport:
             "problems": self.problems,
             "input_issues": self.issues,
             "not_started": {"count": self.not_started_count, "sections": self.not_started},
+            "short_sections": {"count": self.short_count, "sections": self.short},
+            "repeats_across_sections": {"count": self.repeat_count, "questions": self.repeats},
             "budget": None if self.budget is None else self.budget | {"spent_usd": round(self.cost_usd, 6)},
             "unlisted": dict(self.unlisted),
             "settings": self.settings_note,

@@ -64,6 +64,14 @@ class QuestionView:
         value = self.question.get("correct_answer_index")
         return value if isinstance(value, int) else None
 
+    @property
+    def correct_indices(self) -> list[int]:
+        """Every correct option: a multiple-answer question's ``correct_answer_indices``, else the one."""
+        many = self.question.get("correct_answer_indices")
+        if isinstance(many, list) and many:
+            return [i for i in many if isinstance(i, int)]
+        return [] if self.correct_index is None else [self.correct_index]
+
 
 @dataclass(frozen=True)
 class ReviewView:

@@ -13,8 +13,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-_SENTENCE = re.compile(r"[A-Z0-9][^.!?]*?[.!?](?=\s|$)", re.DOTALL)
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]*[A-Za-z]")
+# Sentences start with a capital (accented ones too: a French chapter) or a digit.
+_SENTENCE = re.compile(r"[A-Z0-9\u00c0-\u00d6\u00d8-\u00de][^.!?]*?[.!?](?=\s|$)", re.DOTALL)
+_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|-)*[^\W\d_]")
 _CLAUSE_BREAK = re.compile(r"[,;:]\s+|\s+-+\s+")
 # Words too common to make a question or an option.
 _STOPWORD_TEXT = """
@@ -24,6 +25,9 @@ however into itself just more most much must other over same should since some s
 their them themselves then there these they this those through under until upon very what when
 where which while whom whose will with within without would your yours only many often used uses
 using called known
+dans pour avec sont cette leur leurs elle elles nous vous mais donc comme plus aussi entre sans sous
+chez tout tous toute toutes être avoir fait peut deux même très dont ainsi alors lors cela ceci celle
+celui ceux quand lequel laquelle lesquels auquel selon après avant depuis pendant encore
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 MIN_SENTENCE_WORDS = 6

@@ -7,6 +7,8 @@ it is a duplicate, keep its correct answer's text (almost always), and follow th
 item's index disagrees with it. A whole question sometimes comes back with its options reordered.
 A document with fewer sentences than questions is quizzed on clauses too before a sentence is
 reused, as a model asks about several facts of one sentence; beyond that, questions repeat.
+Questions follow the prompt's kinds and language (``quizkinds``: multiple-answer and true/false
+questions, wording per language); only single-answer questions carry the length bias.
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from suture.workers.simulator.bias import answer_positions, distractors, long_an
 from suture.workers.simulator.document import Document, Sentence, analyse, terms_of
 from suture.workers.simulator.profiles import ModelTraits, Profile
 from suture.workers.simulator.prompt import Prompt
+from suture.workers.simulator.quizkinds import (
+    WORDING,
+    kinds_of,
+    language_of,
+    multiple_question,
+    stem,
+    true_false_question,
+)
 from suture.workers.simulator.repair_skill import slice_fix_rate
 
 DEFAULT_QUESTIONS = 15
@@ -30,17 +40,26 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
     document = analyse(prompt.document)
     count = prompt.questions or DEFAULT_QUESTIONS
     options = prompt.options or profile.rules.options_per_question
+    language, kinds = language_of(prompt.text, prompt.document), kinds_of(prompt.text)
     sentences = _pick_sentences(document, count, rng)
     positions = answer_positions(count, options, traits, rng)
-    questions = [
-        write_question(document, s, p, options, rng.random() < traits.imbalance_rate, rng, profile)
-        for s, p in zip(sentences, positions, strict=True)
-    ]
+    questions = []
+    for i, (sentence, position) in enumerate(zip(sentences, positions, strict=True)):
+        kind = kinds[i % len(kinds)]
+        if kind == "multiple" and options >= 3:
+            questions.append(multiple_question(document, sentence, options, rng, profile.rules, language))
+        elif kind == "true_false":
+            questions.append(true_false_question(document, sentence, rng, profile.rules, language))
+        else:
+            biased = rng.random() < traits.imbalance_rate
+            questions.append(
+                write_question(document, sentence, position, options, biased, rng, profile, language)
+            )
     for i in range(1, len(questions)):
         if rng.random() < traits.duplicate_rate:
             questions[i] = dict(questions[rng.randrange(i)])  # the model repeats itself
     title_words = " ".join(document.text.split()[:6]) or "the document"
-    return {"title": f"Quiz: {title_words}", "questions": questions}
+    return {"title": WORDING[language][4].format(title_words), "questions": questions}
 
 
 def write_question(
@@ -51,6 +70,7 @@ def write_question(
     biased: bool,
     rng: random.Random,
     profile: Profile,
+    language: str = "en",
 ) -> dict[str, Any]:
     """One question that blanks a term of ``sentence``; ``biased`` makes its answer conspicuous."""
     long_terms = [t for t in sentence.terms if 5 <= len(t) <= 14]
@@ -60,14 +80,16 @@ def write_question(
     if biased:
         correct = long_answer(term, sentence.text, max(len(o) for o in others), profile.rules, rng)
     option_list = [*others[:position], correct, *others[position:]]
-    stem = _stem(sentence.text, term)
+    texts = stem(sentence.text, term, language)
     return {
-        "question": stem["question"],
+        "kind": "single",
+        "question": texts["question"],
         "options": option_list,
         "correct_answer_index": position,
         "correct_answer_text": correct,
-        "explanation": stem["explanation"],
-        "source_quote": stem["source_quote"],
+        "correct_answer_indices": None,
+        "explanation": texts["explanation"],
+        "source_quote": texts["source_quote"],
     }
 
 
@@ -88,17 +110,24 @@ def write_slice(
     fixed = rng.random() < slice_fix_rate(traits, effort)
     drifted = rng.random() < profile.surgical_drift_rate
     options = _rewritten_options(document, question, fixed, drifted, rng, profile)
+    if question.get("kind") in ("multiple", "true_false"):
+        options = list(question["options"])  # several answers or a fixed pair: the options stay
     if match.group(2):
         return {"value": options}
     if fixed and "duplicate_question" in prompt.failure_codes:
-        question = _asked_elsewhere(document, question, rng)
-    if rng.random() < profile.question_reorder_rate:
+        question = _asked_elsewhere(document, question, rng, language_of(prompt.text, prompt.document))
+    if (
+        question.get("kind") not in ("multiple", "true_false")
+        and rng.random() < profile.question_reorder_rate
+    ):
         rng.shuffle(options)
     index = options.index(question["correct_answer_text"])
     return {"value": {**question, "options": options, "correct_answer_index": index}}
 
 
-def _asked_elsewhere(document: Document, question: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+def _asked_elsewhere(
+    document: Document, question: dict[str, Any], rng: random.Random, language: str = "en"
+) -> dict[str, Any]:
     """The question asked about another sentence or clause naming its answer (kept, as preserved).
 
     The blank is the answer's term: the answer itself, or its first word when the answer is a
@@ -116,7 +145,7 @@ def _asked_elsewhere(document: Document, question: dict[str, Any], rng: random.R
             if pattern and s.text != question.get("source_quote") and pattern.search(s.text)
         ]
         if others:
-            return {**question, **_stem(rng.choice(others).text, term)}
+            return {**question, **stem(rng.choice(others).text, term, language)}
     quote = str(question.get("source_quote") or "")
     term = words[0].strip(",.;:") if words else correct
     if term and re.search(rf"\b{re.escape(term)}\b", quote):
@@ -125,22 +154,12 @@ def _asked_elsewhere(document: Document, question: dict[str, Any], rng: random.R
 
 
 def _reworded(sentence: str, term: str) -> str:
-    """A cloze on the few words around ``term`` in ``sentence``, worded unlike ``_stem``'s."""
+    """A cloze on the few words around ``term`` in ``sentence``, worded unlike ``quizkinds.stem``'s."""
     tokens = sentence.split()
     at = next((i for i, token in enumerate(tokens) if re.search(rf"\b{re.escape(term)}\b", token)), 0)
     window = tokens[max(0, at - 4) : at + 5]
     gap = " ".join(window).replace(term, "_____", 1)
     return f'In the document\'s own words, which term fills the gap in "... {gap} ..."?'
-
-
-def _stem(sentence: str, term: str) -> dict[str, str]:
-    """Question text, explanation and quote of a question that blanks ``term`` in ``sentence``."""
-    blanked = re.sub(rf"\b{re.escape(term)}\b", "_____", sentence, count=1)
-    return {
-        "question": f'Which term completes this statement from the document: "{" ".join(blanked.split())}"?',
-        "explanation": f'The document says: "{" ".join(sentence.split())}"',
-        "source_quote": sentence,
-    }
 
 
 def _rewritten_options(

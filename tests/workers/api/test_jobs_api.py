@@ -149,3 +149,24 @@ def test_an_idempotency_key_gives_one_job_per_request_and_409_for_another_body(
     assert first.json()["job_id"] == again.json()["job_id"]
     assert other.status_code == 409 and other.json()["code"] == "idempotency-conflict"
     assert "order-17" in other.json()["detail"] and first.json()["job_id"] in other.json()["detail"]
+
+
+def test_teaching_knobs_in_a_json_job_are_stored_with_it_and_bad_ones_are_422(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    api_server: Callable[..., ApiServer],
+) -> None:
+    # Given the API on a stack (no worker needed: only what enqueue stores is looked at)
+    stack = celery_stack(scripted_model(questions=3).base_url)
+    server = api_server(stack)
+    # When a job asks for true/false questions for an audience, the language left to detection
+    body = {"input": document(3), "questions": 3, "question_kinds": ["true_false"], "audience": "nurses"}
+    created = server.call("POST", "/v1/jobs", json=body)
+    # Then its stored rules say so, with the document's language detected
+    assert created.status_code == 202, created.text
+    rules = get_store(stack.settings).load(created.json()["job_id"]).spec["params"]["rules"]
+    assert rules["question_kinds"] == ["true_false"] and rules["audience"] == "nurses"
+    assert rules["language"] == "en"
+    # And a language the quiz cannot be asked in is a 422 naming it
+    refused = server.call("POST", "/v1/jobs", json=body | {"language": "xx"})
+    assert refused.status_code == 422 and "language must be auto or one of" in refused.text

@@ -58,12 +58,18 @@ def test_the_dry_run_prints_sections_and_an_estimate_and_calls_no_model(
     lines = run.stdout.splitlines()
     assert "examples/plate_tectonics.pdf: 3 section(s)" in lines
     settings = load_settings()
-    job = Estimator(settings, load_policy("default", settings), 15).job(2212)
+    # ...each with the question count its length gives (--questions auto, the default: 2,212 // 300 = 7)
+    questions = settings.batch.auto_questions.count(2212)
+    assert questions == 7
+    job = Estimator(settings, load_policy("default", settings), 15).job(2212, questions)
     assert (
-        f"  §1 1. From continental drift to plate tectonics: 2,212 chars, p. 1, ~${job.cost_usd:.4f}" in lines
+        f"  §1 1. From continental drift to plate tectonics: 2,212 chars, p. 1, 7 questions, ~${job.cost_usd:.4f}"
+        in lines
     )
-    assert lines[-3] == "9 section(s) in 4 document(s); 0 input file(s) skipped"
-    assert lines[-2].startswith("estimate (policy default, 15 questions, first model gpt-5-nano): $0.0")
+    assert lines[-3] == (
+        "9 section(s) in 4 document(s); 0 input file(s) skipped; 0 section(s) too short for a quiz"
+    )
+    assert lines[-2].startswith("estimate (policy default, auto questions, first model gpt-5-nano): $0.0")
     overhead = settings.policies["default"]["repair_overhead"]["cost"]
     assert f"x repair overhead {overhead:g}" in lines[-2] and "with 16 jobs in flight" in lines[-2]
     # ...and no request reached the model, no stack was started, nothing was written
@@ -132,9 +138,11 @@ def test_word_and_powerpoint_files_are_quizzed_in_document_order(redis_url: str,
 
 
 def test_the_budget_stops_starting_sections_and_says_what_is_left(redis_url: str, tmp_path: Path) -> None:
-    # Given three sections of about $0.002 each (estimated) and a budget for about one
+    # Given three sections of about $0.002 each (estimated, 15 questions each) and a budget for about one
     out = tmp_path / "out"
-    run = suture(redis_url, EXAMPLES / "photosynthesis.md", "--out", out, "--budget-usd", "0.0025")
+    run = suture(
+        redis_url, EXAMPLES / "photosynthesis.md", "--out", out, "--questions", "15", "--budget-usd", "0.0025"
+    )
     # Then the first section is quizzed, the other two are not started, and the batch says so
     assert run.returncode == 3, run.stderr
     report = json.loads((out / "report.json").read_text())

@@ -78,3 +78,17 @@ def test_unusable_configuration_exits_2_with_one_line(tmp_path: Path, args: list
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_teaching_knobs_and_auto_question_bounds_are_shown(tmp_path: Path) -> None:
+    # Given the quiz's kinds and language set in the environment
+    env = {"SUTURE_QUIZ__QUESTION_KINDS": '["multiple","true_false"]', "SUTURE_QUIZ__LANGUAGE": "fr"}
+    done = config_show(tmp_path, "config", "show", "--json", env=env | {"PYTHONPATH": str(Path.cwd())})
+    # Then config show lists them, with the other knobs and batch.auto_questions at their defaults
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert rows["quiz.question_kinds"] == {"value": ["multiple", "true_false"], "source": "env"}
+    assert rows["quiz.language"] == {"value": "fr", "source": "env"}
+    assert rows["quiz.difficulty"] == {"value": None, "source": "default"}
+    assert rows["quiz.audience"] == {"value": None, "source": "default"}
+    assert rows["batch.auto_questions.chars_per_question"] == {"value": 300, "source": "default"}

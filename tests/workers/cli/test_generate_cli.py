@@ -114,3 +114,30 @@ def test_unusable_simulator_settings_exit_2_with_one_line(
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_teaching_flags_reach_the_prompt_and_are_stored_with_the_job(tmp_path: Path) -> None:
+    # Given an English chapter, and the quiz asked in French, true/false only
+    out = tmp_path / "result.json"
+    done = generate(
+        tmp_path, str(REPO / "examples/photosynthesis.md"), "--inline", "--questions", "4",
+        "--kinds", "true_false", "--language", "fr", "--difficulty", "easy", "--out", str(out),
+    )  # fmt: skip
+    # Then the simulated model (a simulation) wrote French true/false questions, and the job says what it asked
+    assert done.returncode == 0, done.stderr
+    final = json.loads(out.read_text())
+    assert final["simulated"] is True and final["status"] == "delivered"
+    assert all(
+        q["kind"] == "true_false" and q["options"] == ["Vrai", "Faux"] for q in final["output"]["questions"]
+    )
+    rules = final["contract_params"]["rules"]
+    assert (
+        rules["question_kinds"] == ["true_false"]
+        and rules["language"] == "fr"
+        and rules["difficulty"] == "easy"
+    )
+
+
+def test_a_bad_knob_is_one_line_exit_2(tmp_path: Path) -> None:
+    done = generate(tmp_path, str(REPO / "examples/photosynthesis.md"), "--inline", "--kinds", "essay")
+    assert done.returncode == 2 and "question_kinds" in done.stderr and "Traceback" not in done.stderr

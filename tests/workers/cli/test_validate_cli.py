@@ -172,3 +172,23 @@ def test_given_a_pdf_source_when_validated_then_quotes_are_checked_against_its_t
     assert _run(capsys, "--source", str(tmp_path / "doc.pdf"), good)[0] == 0
     code, report, _ = _run(capsys, "--source", str(tmp_path / "doc.pdf"), invented)
     assert code == 1 and [f["code"] for f in report["failures"]] == ["quote_not_in_source"]
+
+
+def test_a_hand_made_multiple_answer_quiz_is_judged_by_the_kinds_it_was_asked_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    question = {
+        "kind": "multiple", "question": "Which of these are SI base units?",
+        "options": ["The ampere", "The volt", "The kelvin", "The ohm"],
+        "correct_answer_index": 0, "correct_answer_text": "The ampere", "correct_answer_indices": [0, 2],
+        "explanation": "The passage names both.", "source_quote": "the SI base unit",
+    }  # fmt: skip
+    path = _file(tmp_path, json.dumps({"title": "Units", "questions": [question]}))
+    code, verdict, _ = _run(capsys, "--questions", "1", path)
+    assert code == 1 and [f["code"] for f in verdict["failures"]] == ["question_kind"]
+    assert _run(capsys, "--questions", "1", "--kinds", "multiple", path)[0] == 0
+    only_one = json.dumps({"title": "Units", "questions": [question | {"correct_answer_indices": [0]}]})
+    code, verdict, _ = _run(
+        capsys, "--questions", "1", "--kinds", "multiple", _file(tmp_path, only_one, "b.json")
+    )
+    assert code == 1 and [f["code"] for f in verdict["failures"]] == ["answer_set"]

@@ -86,8 +86,9 @@ async def create_job(
 def _enqueue(fields: JobRequest, key: str | None, tenant: str, settings: Settings) -> tuple[str, Any]:
     """Enqueue through the producer API and read the job's status, in one trip to the thread pool."""
     handle = producer.enqueue(
-        fields.contract, fields.input, questions=fields.questions, policy=fields.policy,
-        callback=fields.callback, idempotency_key=key, tenant=tenant, settings=settings,
+        fields.contract, fields.input, questions=fields.questions, params=fields.knobs(),
+        policy=fields.policy, callback=fields.callback, idempotency_key=key, tenant=tenant,
+        settings=settings,
     )  # fmt: skip
     return handle.id, handle.status()
 
