@@ -5,8 +5,10 @@ before the first job, so the section count is known up front), keeps at most ``j
 jobs enqueued-but-unfinished, and as each job finishes writes ``traces/<job>.json``, its
 ``quizzes.jsonl`` line (in document order, ``suture.workers.batch.outputs``) and folds the result
 into the report, so memory stays bounded whatever the batch size. Idempotency keys come from
-(section content hash, the contract's complete parameters, policy): rerunning the same command with
-the same rules reuses finished jobs; changed rules (say ``quiz.options_per_question``) make new ones.
+(section content hash, the contract's complete parameters, policy); the same key is the section's
+in the batch's ledger (``ledger.jsonl``, ``suture.workers.batch.books``), which decides on any stack
+what a rerun keeps: finished sections cost nothing again, and a quiz a person edited or accepted is
+validated and kept, never regenerated. Changed rules (say ``quiz.options_per_question``) make new jobs.
 ``jobs.jsonl`` in the output folder lists what was enqueued, so ``--collect`` can gather a
 ``--no-wait`` batch later. With ``budget_usd``, a section is started only while the cost spent so
 far, plus the expected cost of the jobs in flight and of this one, stays within the budget; the
@@ -20,7 +22,6 @@ Errors::
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 import time
 from collections.abc import Iterator
@@ -28,31 +29,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from pydantic import ValidationError
-
 from suture.config.settings import Settings
-from suture.contracts.registry import contract_class, resolve_params
+from suture.contracts.registry import resolve_params
 from suture.tasks.policy import load_policy
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
+from suture.workers.batch.books import Books
 from suture.workers.batch.estimate import Estimator
+from suture.workers.batch.kept import Kept
+from suture.workers.batch.ledger import section_key
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
+from suture.workers.batch.records import CONTRACT, BatchError, checked, its_own, manifest_record
 from suture.workers.documents import InputIssue, Section
-from suture.workers.output_folder import OutputFolderError, check_job_id
 from suture.workers.producer import JobHandle, ProducerError, enqueue, get_job
 from suture.workers.reports.batch_report import BatchReport
 from suture.workers.reports.progress import BatchProgress
 from suture.workers.review.jobs import record_view
+from suture.workers.review.view import build_view
 from suture.workers.store.job_store import FINAL_STATUSES, get_store
 
-CONTRACT = "quiz"
 # Once this many jobs have finished, their mean cost replaces the estimate in the budget projection.
 MEASURED_AFTER_JOBS = 3
-
-
-class BatchError(Exception):
-    """The batch as a whole cannot go on; str() is one line for the user."""
 
 
 @dataclass(frozen=True)
@@ -70,29 +68,17 @@ class BatchOptions:
 
 
 def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
-    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives."""
-    rules = json.dumps(params, sort_keys=True, separators=(",", ":"))
-    raw = f"batch|{CONTRACT}|{section.content_sha256}|{rules}|{policy or ''}"
-    return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives.
+
+    It is also the section's key in the batch's ledger (``suture.workers.batch.ledger``).
+    """
+    return section_key(CONTRACT, section.content_sha256, params, policy)
 
 
 def batch_id(options: BatchOptions) -> str:
     """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
     raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
-
-
-def checked(result: dict[str, Any]) -> dict[str, Any]:
-    """Never pass an output that breaks the contract's schema as delivered: demote it to failed with the reason."""
-    if result.get("status") not in DELIVERED_STATUSES:
-        return result
-    contract = contract_class(CONTRACT)
-    try:
-        contract.output_model.model_validate(result.get("output"))
-    except ValidationError as exc:
-        reason = f"delivered output is not a valid {contract.title.lower()} ({exc.error_count()} schema errors); not written"
-        return result | {"status": "failed", "reason": reason, "output": None}
-    return result
 
 
 class BatchRun:
@@ -105,6 +91,8 @@ class BatchRun:
         self.pending: dict[str, tuple[int, dict[str, Any]]] = {}  # job id -> (plan position, source)
         self.expected_usd: dict[str, float] = {}  # job id -> expected cost, while in flight
         self.enqueued = 0
+        self.position = 0  # the next section's place in the plan (kept sections take one too)
+        self.books: Books | None = None
         # The contract parameters every job stores, as enqueue completes them from these settings.
         self.params = resolve_params(CONTRACT, {"questions": options.questions}, settings)
         self.last_finish_s = time.monotonic()
@@ -123,39 +111,65 @@ class BatchRun:
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json.
 
-        Without a ``plan`` (and not collecting), the inputs are read into one here.
+        Without a ``plan`` (and not collecting), the inputs are read into one here. Sections the
+        ledger in ``--out`` calls done are kept, not run. Interrupted (Ctrl-C), it records the jobs
+        in flight in the ledger, writes the report of what finished, and re-raises.
         """
         if plan is None and not collect:
             plan = make_plan(self.options.inputs, self.settings.batch, on_issue=self._print_issue)
+        books = self.books = Books(self.options.out_dir, CONTRACT, self.params, self.options.policy)
         outputs = BatchOutputs(self.options.out_dir, fresh_manifest=not collect)
+        books.open()
         try:
-            with BatchProgress(stream=sys.stdout, total=None if plan is None else plan.sections) as progress:
-                items = (
-                    self._manifest_items()
-                    if collect or plan is None
-                    else self._enqueue_all(plan, outputs, progress)
-                )
-                for kind, record in items:
-                    self._track(kind, record)
-                progress.set_total(self.enqueued)
-                if self.options.wait or collect:
-                    while self.pending:
-                        self._gather(outputs, progress)
+            total = None if plan is None else plan.sections - books.done_count(plan)
+            with BatchProgress(stream=sys.stdout, total=total) as progress:
+                try:
+                    self._run_all(plan, outputs, progress, collect=collect)
+                except KeyboardInterrupt:
+                    books.interrupted({j: s for j, (_, s) in self.pending.items()}, get_store(self.settings))
+                    outputs.finish(self.summary())
+                    raise
         finally:
+            books.close()
             if plan is not None:
                 plan.discard()
-        summary = self.report.summary() | {"enqueued": self.enqueued}
+        summary = self.summary()
         outputs.finish(summary if self.options.wait or collect else None)
         return summary
+
+    def _run_all(
+        self, plan: BatchPlan | None, outputs: BatchOutputs, progress: BatchProgress, *, collect: bool
+    ) -> None:
+        items = (
+            self._manifest_items() if collect or plan is None else self._enqueue_all(plan, outputs, progress)
+        )
+        for kind, record in items:
+            self._track(kind, record, outputs)
+        progress.set_total(self.enqueued)
+        if self.options.wait or collect:
+            while self.pending:
+                self._gather(outputs, progress)
+
+    def summary(self) -> dict[str, Any]:
+        """report.json as it stands: this run's results, the kept sections, this run's and the batch's cost."""
+        extra = self.books.extra() if self.books is not None else {}
+        batch_usd = {"cost_usd": extra["batch_cost_usd"]} if extra else {}  # the report is the batch's
+        return self.report.summary() | {"enqueued": self.enqueued} | extra | batch_usd
 
     def _print_issue(self, issue: InputIssue) -> None:
         print(f"suture: {issue}", file=self.err)
 
-    def _track(self, kind: str, record: dict[str, Any]) -> None:
+    def _track(self, kind: str, record: dict[str, Any], outputs: BatchOutputs) -> None:
         if kind == "issue":
             self.report.add_issue(record)
+        elif kind == "job" and record.get(
+            "kept"
+        ):  # --collect: kept by the enqueuing run, its line as written
+            outputs.write_line(self.position, record.get("line"))
+            self.position += 1
         elif kind == "job":
-            self.pending[record["job_id"]] = (self.enqueued, record["source"])
+            self.pending[record["job_id"]] = (self.position, record["source"])
+            self.position += 1
             self.enqueued += 1
 
     def _enqueue_all(
@@ -167,6 +181,10 @@ class BatchRun:
             yield "issue", issue.describe()
         sections = plan.iter_sections()
         for section in sections:
+            kept = self.books.keep(section) if self.books is not None else None
+            if kept is not None:
+                self._keep(kept, section, outputs)
+                continue
             while o.wait and len(self.pending) >= o.jobs_in_flight:
                 self._gather(outputs, progress)
             if not self._within_budget(section):
@@ -175,6 +193,20 @@ class BatchRun:
             record = self._enqueue(section)
             outputs.note({"type": "job", **record})
             yield "job", record
+
+    def _keep(self, kept: Kept, section: Section, outputs: BatchOutputs) -> None:
+        """A done section: its line written back in plan order, its quiz in the report (no cost this run)."""
+        outputs.write_line(self.position, kept.line)
+        source = section.describe()
+        outputs.note(
+            {"type": "job", "job_id": kept.job_id, "source": source, "kept": True, "line": kept.line}
+        )
+        self.position += 1
+        page = None
+        if kept.line is not None:
+            view = build_view(kept.result, section.text, source=source)
+            page = outputs.write_page(view, asked=kept.job_id)
+        self.report.add_result(source, kept.result, kept.trace, page, paid=False)
 
     def _within_budget(self, section: Section) -> bool:
         """Whether the cost so far, the jobs in flight and this section's job fit in the budget."""
@@ -207,6 +239,8 @@ class BatchRun:
             )  # fmt: skip
         except ProducerError as exc:
             raise BatchError(f"cannot enqueue {section.label}: {exc}") from exc
+        if self.books is not None:
+            self.books.started(handle.id, section)
         if section.content_sha256 in self.expected_usd:
             self.expected_usd[handle.id] = self.expected_usd.pop(section.content_sha256)
         return {"job_id": handle.id, "source": section.describe(), "key": key}
@@ -217,7 +251,7 @@ class BatchRun:
             raise BatchError(f"nothing to collect: {path} not found (run `suture batch ... --no-wait` first)")
         with path.open(encoding="utf-8", newline="\n") as lines:
             for number, line in enumerate(lines, 1):
-                yield _manifest_record(path, number, line)
+                yield manifest_record(path, number, line)
 
     def _gather(self, outputs: BatchOutputs, progress: BatchProgress) -> None:
         """Collect every pending job that has finished; pause briefly if none has."""
@@ -240,8 +274,10 @@ class BatchRun:
     def _finish(self, handle: JobHandle, outputs: BatchOutputs, progress: BatchProgress) -> None:
         seq, source = self.pending.pop(handle.id)
         self.expected_usd.pop(handle.id, None)
-        result = checked(_its_own(handle.id, handle.result(timeout_s=30)))
-        trace = outputs.write_job(seq, source, result, asked=handle.id)
+        result = checked(its_own(handle.id, handle.result(timeout_s=30)))
+        trace, line = outputs.write_job(seq, source, result, asked=handle.id)
+        if self.books is not None:
+            self.books.finished(handle.id, source, result, line)
         page = None
         if result.get("status") in DELIVERED_STATUSES:
             view = record_view(get_store(self.settings).load(handle.id), result, source=source)
@@ -251,30 +287,3 @@ class BatchRun:
         if result.get("status") in ("failed", "refused"):
             label = f"{source.get('file')} §{source.get('section')}"
             print(f"suture: {label}: {result['status']}: {result.get('reason')}", file=self.err)
-
-
-def _its_own(job_id: str, result: dict[str, Any]) -> dict[str, Any]:
-    """The stored result if it is the result of ``job_id``; else a failed result saying so.
-
-    A result naming another job (or a path) means the store was written by someone else: nothing of
-    it is written to --out, and no file is named after what it says.
-    """
-    if result.get("job_id") == job_id:
-        return result
-    reason = f"the stored result names another job ({str(result.get('job_id'))[:80]!r}); not written"
-    return {"job_id": job_id, "status": "failed", "reason": reason, "output": None, "failures": []}
-
-
-def _manifest_record(path: Path, number: int, line: str) -> tuple[str, dict[str, Any]]:
-    """One line of jobs.jsonl as (kind, record); a line that is not one suture wrote is a BatchError."""
-    try:
-        record = json.loads(line)
-        kind = record.pop("type")
-        if kind == "job":
-            check_job_id(record["job_id"])  # a path will be built from it
-    except (ValueError, KeyError, TypeError, AttributeError, OutputFolderError) as exc:
-        problem = (
-            exc if isinstance(exc, OutputFolderError) else f"not a record suture wrote ({type(exc).__name__})"
-        )
-        raise BatchError(f"cannot collect: {path} line {number}: {problem}") from None
-    return kind, record

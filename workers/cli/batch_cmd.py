@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.workers.batch.books import all_done
 from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.plan import BatchPlan, make_plan
-from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
+from suture.workers.batch.runner import CONTRACT, BatchError, BatchOptions, BatchRun
 from suture.workers.cli import UsageError
 from suture.workers.cli.batch_dry_run import print_dry_run
 from suture.workers.cli.common import settings_from
@@ -110,9 +111,13 @@ def _run_batch(
     shared: discovery.StackAddress | None,
     farewell: _Farewell,
 ) -> dict[str, Any]:
-    if plan is not None and plan.sections == 0:
-        # Nothing to quiz: no stack to start, only the report of what was skipped.
-        return BatchRun(settings, _options(args, settings, simulated=False)).run(plan)
+    if plan is not None:
+        idle = BatchRun(settings, _options(args, settings, simulated=False))
+        if plan.sections == 0 or all_done(
+            idle.options.out_dir, plan, CONTRACT, idle.params, idle.options.policy
+        ):
+            # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
+            return idle.run(plan)
     with _runtime(settings, args, shared, farewell) as (live, simulated):
         farewell.batch = BatchRun(live, _options(args, live, simulated=simulated))
         return farewell.batch.run(plan, collect=args.collect)
@@ -142,7 +147,6 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
         if not Path(raw).exists():
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
-    from suture.workers.batch.runner import CONTRACT
     from suture.workers.errors import InvalidJob
 
     try:  # a bad policy or parameter is the user's to fix before any job runs
@@ -192,6 +196,9 @@ def _runtime(
                 file=sys.stderr,
             )
         yield live, simulated
+    except KeyboardInterrupt:  # Ctrl-C: the batch recorded what it could; nothing in flight is waited for
+        stack.stop(at_once=True)
+        raise
     finally:
         stack.stop()
 
@@ -242,11 +249,18 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
         return 0
     if summary.get("simulated"):
         print(summary["notice"])
+    kept = summary.get("kept") or 0
     print(
         f"{summary['delivered']} delivered, {summary['soft_delivered']} soft-delivered (to review), "
-        f"{summary['failed']} failed, {summary['refused']} refused, {summary['skipped']} skipped; "
-        f"cost ${summary['cost_usd']:.4f}"
+        f"{summary['failed']} failed, {summary['refused']} refused, {summary['skipped']} skipped"
+        + (f" ({kept} kept from earlier runs)" if kept else "")
+        + f"; cost ${summary.get('run_cost_usd', summary['cost_usd']):.4f} this run, "
+        f"${summary.get('batch_cost_usd', summary['cost_usd']):.4f} for the batch"
     )
+    for touched in summary.get("touched") or []:
+        codes = ", ".join(touched["codes"]) or "valid"
+        where = f"{touched['source'].get('file')} §{touched['source'].get('section')}"
+        print(f"kept ({touched['how']} by a person): {where}: {touched['status']} ({codes})")
     skipped = [issue for issue in summary["input_issues"] if issue.get("skipped")]
     for issue in skipped:
         print(f"skipped: {issue['file']}: {issue['reason']}: {issue['detail']}")
