@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -50,10 +51,10 @@ from suture.workers.errors import (
     UnusableInput,
 )
 from suture.workers.idempotency import scoped_key
-from suture.workers.store.job_store import FINAL_STATUSES, JobRecord, JobStore, get_store
+from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
+from suture.workers.store.records import finished_state
 
 if TYPE_CHECKING:
-    from suture.tasks.job import JobState
     from suture.tasks.vocabulary import JobStatus
 
 __all__ = [
@@ -234,11 +235,15 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
     return True
 
 
-def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> JobHandle:
+def resume(
+    job_id: str, feedback: str, *, targets: Sequence[str] = (), settings: Settings | None = None
+) -> JobHandle:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
     The delivered result moves to the job's history, the job is queued again as a new round and
     ends with a new result; a callback given at enqueue fires once more, for that new result.
+    With ``targets`` (JSON pointers) only those parts are regenerated (``suture.tasks.targeted``);
+    an unknown target raises ``InvalidJob``.
     """
     from suture.tasks import engine
     from suture.tasks.feedback import MAX_FEEDBACK_CHARS
@@ -255,25 +260,16 @@ def resume(job_id: str, feedback: str, *, settings: Settings | None = None) -> J
     record = store.load(job_id)
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
-    state = engine.resume(_finished_state(record), text)
+    try:
+        state = engine.resume(finished_state(record), text, targets)
+    except engine.EngineError as exc:
+        raise InvalidJob(exc.problem, field="target") from None
     spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
     deadline_s = time.time() + settings.worker.job_deadline_s
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
     _publish_first_attempt(job_id, settings, n=record.version + 1, consequence=_stays_queued(job_id))
     return JobHandle(job_id, settings)
-
-
-def _finished_state(record: JobRecord) -> JobState:
-    """The engine state as delivered: the flow finishes a state only in the result it stores."""
-    from suture.tasks.job import JobState
-
-    state = JobState.model_validate(record.state)
-    if state.status is None and record.result is not None:
-        state = state.model_copy(
-            update={"status": record.result["status"], "reason": record.result["reason"]}
-        )
-    return state
 
 
 def _publish_first_attempt(job_id: str, settings: Settings, *, n: int, consequence: str = "") -> None:

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from suture.tasks.job import JobState
     from suture.tasks.spec import JobSpec
 
 
@@ -111,3 +112,15 @@ def _meta(raw: str | None) -> dict[str, Any]:
     except ValueError:  # written by a producer; never let it break a read
         return {}
     return meta if isinstance(meta, dict) else {}
+
+
+def finished_state(record: JobRecord) -> JobState:
+    """The engine state as delivered: the flow finishes a state only in the result it stores."""
+    from suture.tasks.job import JobState
+
+    state = JobState.model_validate(record.state)
+    if state.status is None and record.result is not None:
+        state = state.model_copy(
+            update={"status": record.result["status"], "reason": record.result["reason"]}
+        )
+    return state
