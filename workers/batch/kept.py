@@ -75,7 +75,7 @@ class Previous:
         event = None
         if touched is not None:
             verdict = build_contract(contract, params, None, source=section.text).validate(quiz)
-            failures = [f.model_dump(mode="json") for f in verdict.failures]
+            failures = [f.public() for f in verdict.failures]
             status = "delivered" if verdict.ok or touched == "accepted" else "soft_delivered"
         if newly_edited:
             record: dict[str, Any] = {

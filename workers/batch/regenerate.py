@@ -99,27 +99,45 @@ class Regeneration:
     def save(self, result: dict[str, Any]) -> float:
         """Write the new quiz line, the trace and the ledger event; returns this round's cost."""
         job_id = self.entry.job_id
-        folder = OutputFolder(self.out_dir)
         cost = float(result.get("cost_usd") or 0.0) - self.state.spent_usd
+        change = {
+            "status": result["status"],
+            "quiz": result["output"],
+            "failures": result.get("failures") or [],
+        }
+        self.update_line(change)
+        trace = json.dumps({"source": self.entry.source, **result}, indent=1, ensure_ascii=False)
+        replace_file(self.out_dir, f"traces/{job_id}.json", trace)
+        record = {
+            "status": result["status"],
+            "cost_usd": round(cost, 8),
+            "targets": self.state_targets(result),
+        }
+        self.record("regenerated", record | {"output_sha256": quiz_sha256(result["output"])})
+        return cost
+
+    def update_line(self, change: dict[str, Any]) -> dict[str, Any]:
+        """Change this job's quizzes.jsonl line (every other line as it is); returns the new line."""
         lines = read_quiz_lines(self.out_dir / QUIZZES)
-        line = lines[job_id] | {"status": result["status"], "quiz": result["output"]}
-        line["failures"] = result.get("failures") or []
-        text = "".join(dumps_line(line if jid == job_id else other) for jid, other in lines.items())
-        _replace(folder, self.out_dir, QUIZZES, text)
-        trace = {"source": self.entry.source, **result}
-        _replace(
-            folder, self.out_dir, f"traces/{job_id}.json", json.dumps(trace, indent=1, ensure_ascii=False)
+        line = lines[self.entry.job_id] | change
+        text = "".join(
+            dumps_line(line if jid == self.entry.job_id else other) for jid, other in lines.items()
         )
+        replace_file(self.out_dir, QUIZZES, text)
+        return line
+
+    def record(self, event: str, fields: dict[str, Any]) -> None:
+        """Append a ledger event about this job."""
         writer = LedgerWriter(self.out_dir)
         try:
-            record: dict[str, Any] = {"key": self.entry.key, "section_sha256": self.entry.section_sha256}
-            record["job_id"] = job_id
-            record |= {"status": result["status"], "cost_usd": round(cost, 8)}
-            record |= {"output_sha256": quiz_sha256(result["output"]), "targets": self.state_targets(result)}
-            writer.write("regenerated", record)
+            entry = {
+                "key": self.entry.key,
+                "section_sha256": self.entry.section_sha256,
+                "job_id": self.entry.job_id,
+            }
+            writer.write(event, entry | fields)
         finally:
             writer.close()
-        return cost
 
     @staticmethod
     def state_targets(result: dict[str, Any]) -> list[str]:
@@ -131,10 +149,10 @@ class Regeneration:
         return found
 
 
-def _replace(folder: OutputFolder, out_dir: Path, relative: str, text: str) -> None:
-    """Write ``relative`` whole through a temporary file renamed over it (never half-written)."""
+def replace_file(out_dir: Path, relative: str, text: str) -> None:
+    """Write ``relative`` whole through a temporary file renamed over it (never half-written, no link followed)."""
     temporary = relative + ".tmp"
-    folder.write_text(temporary, text)
+    OutputFolder(out_dir).write_text(temporary, text)
     os.replace(out_dir / temporary, out_dir / relative)
 
 
