@@ -88,7 +88,7 @@ class Regeneration:
         return cls(out_dir, entry, state, policy)
 
     def run(self, feedback: str, targets: list[str], caller: Caller, settings: Settings) -> dict[str, Any]:
-        """Regenerate ``targets`` with ``feedback``; returns the job's new result."""
+        """Regenerate ``targets`` with ``feedback`` (none: a new round of the whole chain); returns the new result."""
         try:
             state = resume(self.state, feedback, targets)
         except EngineError as exc:
@@ -100,6 +100,13 @@ class Regeneration:
         """Write the new quiz line, the trace and the ledger event; returns this round's cost."""
         job_id = self.entry.job_id
         cost = float(result.get("cost_usd") or 0.0) - self.state.spent_usd
+        if not isinstance(result.get("output"), dict):  # the quiz as it was stays; the cost is recorded
+            self.record(
+                "regenerated", {"status": self.entry.status, "cost_usd": round(cost, 8), "targets": []}
+            )
+            raise RegenerateError(
+                f"the new round ended {result.get('status')}: {result.get('reason')}; nothing changed"
+            )
         change = {
             "status": result["status"],
             "quiz": result["output"],

@@ -89,19 +89,22 @@ class _Review:
     def quiz(self, given: str, job_id: str, notice: str | None = None) -> HTMLResponse:
         """One quiz as a reader sees it, its failures at their questions, with the three actions."""
         job_id = self._checked(given, job_id)
-        try:
-            regeneration = Regeneration.load(self.out_dir, job_id, self.settings)
-        except RegenerateError as exc:
-            return _refused(exc)
-        line = read_quiz_lines(self.out_dir / QUIZZES)[job_id]
-        state = regeneration.state
-        result = {"job_id": job_id, "status": line.get("status"), "output": line.get("quiz")}
-        result |= {"failures": line.get("failures") or [], "simulated": state.spec.simulated}
-        result |= {"round": state.round, "cost_usd": state.spent_usd, "reason": ""}
-        attempts = [a.public() for a in state.attempts]
-        view = build_view(result, state.spec.source, attempts=attempts, source=line.get("source"))
-        base = f"{self.home}quiz/{job_id}"
+        line = read_quiz_lines(self.out_dir / QUIZZES).get(job_id)
+        if line is None:
+            raise HTTPException(404)
+        result = {"job_id": job_id, "status": line.get("status"), "output": line.get("quiz"), "reason": ""}
+        result["failures"] = line.get("failures") or []
         notice_text = NOTICES.get(notice or "")
+        try:
+            state = Regeneration.load(self.out_dir, job_id, self.settings).state
+        except RegenerateError as exc:  # shown without its document: the actions will say the same
+            view = build_view(result, None, attempts=[], source=line.get("source"))
+            notice_text = f"{exc}"
+        else:
+            result |= {"simulated": state.spec.simulated, "round": state.round, "cost_usd": state.spent_usd}
+            attempts = [a.public() for a in state.attempts]
+            view = build_view(result, state.spec.source, attempts=attempts, source=line.get("source"))
+        base = f"{self.home}quiz/{job_id}"
         return _page(render_local_job(view, line=line, base=base, home=self.home, notice=notice_text))
 
     def accept(self, given: str, job_id: str) -> Any:

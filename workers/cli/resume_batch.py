@@ -4,8 +4,8 @@ The batch's stack may be long gone (the default setup's embedded one always is):
 holds the job (``suture.workers.batch.regenerate``). With targets, only those questions are
 regenerated, in this process, on the configured model or else the simulator (stderr says so); the
 other questions stay byte-identical, quizzes.jsonl, the trace and the ledger are updated. Without a
-target the whole quiz would be regenerated, which is what a rerun of the batch after deleting the
-quiz's line does; this command asks for at least one target.
+target it is today's resume: a soft-delivered quiz gets a new round of the whole chain with the
+feedback (a delivered one is refused: name the questions to change).
 """
 
 from __future__ import annotations
@@ -22,11 +22,6 @@ from suture.workers.cli.generate_cmd import _model_endpoint, summary
 
 def resume_from_out(args: argparse.Namespace, settings: Settings) -> int:
     """Regenerate the targets of a batch job read from ``args.out``; prints the job id, a summary on stderr."""
-    if not args.target:
-        raise UsageError(
-            "--out needs at least one --target (e.g. --target /questions/13): "
-            "only named questions are regenerated from a batch's folder"
-        )
     try:
         regeneration = Regeneration.load(Path(args.out), args.job, settings)
     except RegenerateError as exc:
@@ -40,7 +35,11 @@ def resume_from_out(args: argparse.Namespace, settings: Settings) -> int:
             result = regeneration.run(args.feedback, args.target, get_model_client(live).call, live)
         except RegenerateError as exc:
             raise UsageError(str(exc)) from None
-    cost = regeneration.save(result)
+    try:
+        cost = regeneration.save(result)
+    except RegenerateError as exc:
+        print(f"suture resume: {exc}", file=sys.stderr)
+        return 1
     print(args.job)
     print(f"{summary(result)}; this round ${cost:.6f}", file=sys.stderr)
     return 0 if result.get("status") in ("delivered", "soft_delivered") else 1

@@ -82,7 +82,7 @@ def test_a_targeted_regeneration_changes_only_its_targets(tmp_path: Path) -> Non
     ("args", "problem"),
     [
         (["--target", "/questions/99"], "not a part of the output"),
-        ([], "needs at least one --target"),
+        ([], "only a soft_delivered job can be resumed"),  # no target: today's resume, of a delivered quiz
     ],
 )
 def test_a_bad_targeted_resume_exits_2_with_one_line(tmp_path: Path, args: list[str], problem: str) -> None:
