@@ -169,6 +169,8 @@ def test_a_quiz_edited_by_hand_survives_a_rerun_validated(clean: Path, tmp_path:
     assert kept[1]["edited"] and kept[1]["status"] == "soft_delivered"
     assert "answer_text_mismatch" in {f["code"] for f in kept[1]["failures"]}
     assert "kept (edited by a person)" in again.stdout and "answer_text_mismatch" in again.stdout
+    report = (out / "report.html").read_text()
+    assert "Kept as a person left them" in report and "answer_text_mismatch" in report
     edits = [e for e in ledger(out) if e["event"] == "edited"]
     assert len(edits) == 2 and edits[0]["output"] == lines[0]["quiz"]
     assert traces(out) == before_traces
