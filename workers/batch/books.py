@@ -13,6 +13,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
+from suture.tasks.job import JobState
+from suture.workers.batch.carry import load_partial, save_partial
 from suture.workers.batch.kept import Kept, KeptError, Previous
 from suture.workers.batch.ledger import LedgerWriter, quiz_sha256, section_key
 from suture.workers.batch.plan import BatchPlan
@@ -87,22 +89,43 @@ class Books:
         entry["output_sha256"] = quiz_sha256(quiz) if quiz is not None else None
         self._write("finished", entry)
 
-    def interrupted(self, sources: dict[str, dict[str, Any]], store: Any) -> None:
-        """Record every job still in flight, with its cost so far as the store knows it."""
-        from suture.tasks.job import JobState
-
+    def interrupted(self, sources: dict[str, dict[str, Any]], store: Any, *, save: bool) -> None:
+        """Record every job still in flight, with its cost so far as the store knows it; ``save``: its
+        engine state too (an embedded stack, whose store goes with it), for the rerun to carry on."""
         for job_id, source in sources.items():
             key, sha = self.keys.pop(job_id, (None, None))
             if key is None:
                 continue
-            cost = 0.0
+            cost, partial = 0.0, None
             with contextlib.suppress(Exception):  # a store already stopping: the cost is then unknown
                 record = store.load(job_id)
                 if record.state:
-                    cost = JobState.model_validate(record.state).spent_usd
+                    state = JobState.model_validate(record.state)
+                    cost = state.spent_usd
+                    if save and state.attempts and state.status is None:
+                        partial = save_partial(self.out_dir, job_id, record.state)
+            if partial is None:  # a job carried from an earlier run keeps its saved state
+                partial = self._partial_before(key, job_id)
             cost -= self._paid_before(key, job_id)
-            entry = {"key": key, "section_sha256": sha, "job_id": job_id, "status": "interrupted"}
-            self._write("interrupted", entry | {"cost_usd": round(max(cost, 0.0), 8), "source": source})
+            entry: dict[str, Any] = {
+                "key": key,
+                "section_sha256": sha,
+                "job_id": job_id,
+                "status": "interrupted",
+            }
+            entry |= {"cost_usd": round(max(cost, 0.0), 8), "source": source, "partial": partial}
+            self._write("interrupted", entry)
+
+    def carried(self, section: Section) -> JobState | None:
+        """The saved state of this section's job interrupted by an earlier run, if it can go on."""
+        entry = self.previous.ledger.by_key.get(self.key(section))
+        if entry is None or entry.status != "interrupted":
+            return None
+        return load_partial(self.out_dir, entry.partial, entry.job_id, section.text)
+
+    def _partial_before(self, key: str, job_id: str) -> str | None:
+        entry = self.previous.ledger.by_key.get(key)
+        return entry.partial if entry is not None and entry.job_id == job_id else None
 
     def _paid_before(self, key: str, job_id: str) -> float:
         """What earlier runs recorded of this very job (interrupted, then finished on a cluster)."""

@@ -7,7 +7,8 @@ and synced as each event happens, so Ctrl-C or a crash loses at most the line be
 torn last line is ignored when read back). Events::
 
     finished      a job ended: key, section hash, job id, status, cost_usd, output_sha256
-    interrupted   a job stopped by Ctrl-C: what it had cost so far (calls in flight as known)
+    interrupted   a job stopped by Ctrl-C: what it had cost so far (calls in flight as known) and,
+                  on an embedded stack, where its engine state is saved (``partial``, see ``carry``)
     edited        quizzes.jsonl held a quiz other than the one recorded: the person's version,
                   its sha256 and its failures under the contract (it is kept, never regenerated)
     accepted      a person accepted the quiz (review page): kept as it is
@@ -65,6 +66,7 @@ class Entry:
     touched: str | None = None  # "edited" or "accepted"
     output: Any = None  # the person's version of an edited quiz (kept here too, never lost)
     cost_usd: float = 0.0  # every run of this section, summed
+    partial: str | None = None  # an interrupted job's saved engine state (``carry``), relative to --out
 
 
 @dataclass
@@ -101,7 +103,7 @@ class LedgerState:
             entry = Entry(
                 key=key, section_sha256=str(record.get("section_sha256")), job_id=str(record.get("job_id")),
                 status=str(record.get("status")), source=dict(record.get("source") or {}),
-                output_sha256=record.get("output_sha256"), cost_usd=before,
+                output_sha256=record.get("output_sha256"), cost_usd=before, partial=record.get("partial"),
             )  # fmt: skip
             self.by_key[key] = entry
         entry.cost_usd += float(record.get("cost_usd") or 0.0)

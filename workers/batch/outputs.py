@@ -24,7 +24,16 @@ from suture.workers.review.view import ReviewView
 MANIFEST = "jobs.jsonl"
 QUIZZES = "quizzes.jsonl"
 # Every name a batch writes in --out (checked before anything starts: none may be a link).
-OUTPUT_NAMES = (QUIZZES, MANIFEST, "traces", "quizzes", "report.json", "report.html", "ledger.jsonl")
+OUTPUT_NAMES = (
+    QUIZZES,
+    MANIFEST,
+    "traces",
+    "quizzes",
+    "report.json",
+    "report.html",
+    "ledger.jsonl",
+    "partial",
+)
 
 
 class BatchOutputs:

@@ -1,4 +1,4 @@
-"""Checks on what a batch reads back: a stored result, a manifest line.
+"""A batch's options and keys, and checks on what it reads back: a stored result, a manifest line.
 
 ``its_own`` refuses a stored result that names another job; ``manifest_record`` reads one line of
 ``jobs.jsonl`` and refuses one suture did not write (``BatchError`` is the runner's); ``checked``
@@ -7,7 +7,9 @@ demotes a delivered output that breaks the contract's schema to failed.
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ from pydantic import ValidationError
 
 from suture.contracts.registry import contract_class
 from suture.tasks.vocabulary import DELIVERED_STATUSES
+from suture.workers.batch.ledger import section_key
+from suture.workers.documents import Section
 from suture.workers.output_folder import OutputFolderError, check_job_id
 
 CONTRACT = "quiz"
@@ -62,3 +66,34 @@ def checked(result: dict[str, Any]) -> dict[str, Any]:
         reason = f"delivered output is not a valid {contract.title.lower()} ({exc.error_count()} schema errors); not written"
         return result | {"status": "failed", "reason": reason, "output": None}
     return result
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """What the user asked for on the command line."""
+
+    inputs: tuple[str, ...]
+    out_dir: Path
+    questions: int = 15
+    policy: str | None = None
+    jobs_in_flight: int = 16
+    wait: bool = True
+    simulated: bool = False
+    budget_usd: float | None = None
+    carry: bool = (
+        False  # an embedded stack: save jobs in flight at Ctrl-C, finish them on a rerun (``carry``)
+    )
+
+
+def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
+    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives.
+
+    It is also the section's key in the batch's ledger (``suture.workers.batch.ledger``).
+    """
+    return section_key(CONTRACT, section.content_sha256, params, policy)
+
+
+def batch_id(options: BatchOptions) -> str:
+    """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
+    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}"
+    return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]

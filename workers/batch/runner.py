@@ -21,26 +21,33 @@ Errors::
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TextIO
 
 from suture.config.settings import Settings
 from suture.contracts.registry import resolve_params
+from suture.tasks.job import JobState
 from suture.tasks.policy import load_policy
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.books import Books
+from suture.workers.batch.carry import Carried
 from suture.workers.batch.estimate import Estimator
 from suture.workers.batch.kept import Kept
-from suture.workers.batch.ledger import section_key
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
-from suture.workers.batch.records import CONTRACT, BatchError, checked, its_own, manifest_record
+from suture.workers.batch.records import (
+    CONTRACT,
+    BatchError,
+    BatchOptions,
+    batch_id,
+    checked,
+    idempotency_key,
+    its_own,
+    manifest_record,
+)
 from suture.workers.documents import InputIssue, Section
 from suture.workers.producer import JobHandle, ProducerError, enqueue, get_job
 from suture.workers.reports.batch_report import BatchReport
@@ -51,34 +58,6 @@ from suture.workers.store.job_store import FINAL_STATUSES, get_store
 
 # Once this many jobs have finished, their mean cost replaces the estimate in the budget projection.
 MEASURED_AFTER_JOBS = 3
-
-
-@dataclass(frozen=True)
-class BatchOptions:
-    """What the user asked for on the command line."""
-
-    inputs: tuple[str, ...]
-    out_dir: Path
-    questions: int = 15
-    policy: str | None = None
-    jobs_in_flight: int = 16
-    wait: bool = True
-    simulated: bool = False
-    budget_usd: float | None = None
-
-
-def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
-    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives.
-
-    It is also the section's key in the batch's ledger (``suture.workers.batch.ledger``).
-    """
-    return section_key(CONTRACT, section.content_sha256, params, policy)
-
-
-def batch_id(options: BatchOptions) -> str:
-    """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
-    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}"
-    return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]
 
 
 class BatchRun:
@@ -93,6 +72,7 @@ class BatchRun:
         self.enqueued = 0
         self.position = 0  # the next section's place in the plan (kept sections take one too)
         self.books: Books | None = None
+        self.carried = Carried(settings, options.jobs_in_flight)
         # The contract parameters every job stores, as enqueue completes them from these settings.
         self.params = resolve_params(CONTRACT, {"questions": options.questions}, settings)
         self.last_finish_s = time.monotonic()
@@ -126,7 +106,10 @@ class BatchRun:
                 try:
                     self._run_all(plan, outputs, progress, collect=collect)
                 except KeyboardInterrupt:
-                    books.interrupted({j: s for j, (_, s) in self.pending.items()}, get_store(self.settings))
+                    self.carried.stop()
+                    flying = {j: s for j, (_, s) in self.pending.items()}
+                    flying |= {j: s for j, (_, _, s) in self.carried.running.items()}
+                    books.interrupted(flying, get_store(self.settings), save=self.options.carry)
                     outputs.finish(self.summary())
                     raise
         finally:
@@ -147,7 +130,7 @@ class BatchRun:
             self._track(kind, record, outputs)
         progress.set_total(self.enqueued)
         if self.options.wait or collect:
-            while self.pending:
+            while self.pending or self.carried:
                 self._gather(outputs, progress)
 
     def summary(self) -> dict[str, Any]:
@@ -185,11 +168,15 @@ class BatchRun:
             if kept is not None:
                 self._keep(kept, section, outputs)
                 continue
-            while o.wait and len(self.pending) >= o.jobs_in_flight:
+            state = self.books.carried(section) if self.books is not None and o.carry else None
+            while o.wait and len(self.pending) + len(self.carried) >= o.jobs_in_flight:
                 self._gather(outputs, progress)
             if not self._within_budget(section):
                 self._not_started(section, sections)
                 return
+            if state is not None:  # half done by an interrupted run: finished here, from where it stopped
+                self._carry(state, section, outputs)
+                continue
             record = self._enqueue(section)
             outputs.note({"type": "job", **record})
             yield "job", record
@@ -207,6 +194,14 @@ class BatchRun:
             view = build_view(kept.result, section.text, source=source)
             page = outputs.write_page(view, asked=kept.job_id)
         self.report.add_result(source, kept.result, kept.trace, page, paid=False)
+
+    def _carry(self, state: JobState, section: Section, outputs: BatchOutputs) -> None:
+        job_id, source = state.spec.job_id, section.describe()
+        if self.books is not None:
+            self.books.started(job_id, section)
+        self.carried.start(state, self.position, source)
+        outputs.note({"type": "job", "job_id": job_id, "source": source, "carried": True})
+        self.position, self.enqueued = self.position + 1, self.enqueued + 1
 
     def _within_budget(self, section: Section) -> bool:
         """Whether the cost so far, the jobs in flight and this section's job fit in the budget."""
@@ -256,6 +251,9 @@ class BatchRun:
     def _gather(self, outputs: BatchOutputs, progress: BatchProgress) -> None:
         """Collect every pending job that has finished; pause briefly if none has."""
         finished = 0
+        for job_id, seq, source, result in self.carried.finished():
+            self._done(job_id, seq, source, checked(result), outputs, progress)
+            finished += 1
         for job_id in list(self.pending):
             handle = get_job(job_id, self.settings)
             if handle.status() in FINAL_STATUSES:
@@ -275,13 +273,23 @@ class BatchRun:
         seq, source = self.pending.pop(handle.id)
         self.expected_usd.pop(handle.id, None)
         result = checked(its_own(handle.id, handle.result(timeout_s=30)))
-        trace, line = outputs.write_job(seq, source, result, asked=handle.id)
+        self._done(handle.id, seq, source, result, outputs, progress, stored=True)
+
+    def _done(
+        self, job_id: str, seq: int, source: dict[str, Any], result: dict[str, Any], outputs: BatchOutputs,
+        progress: BatchProgress, *, stored: bool = False,
+    ) -> None:  # fmt: skip
+        trace, line = outputs.write_job(seq, source, result, asked=job_id)
         if self.books is not None:
-            self.books.finished(handle.id, source, result, line)
+            self.books.finished(job_id, source, result, line)
         page = None
         if result.get("status") in DELIVERED_STATUSES:
-            view = record_view(get_store(self.settings).load(handle.id), result, source=source)
-            page = outputs.write_page(view, asked=handle.id) if view is not None else None
+            view = (
+                record_view(get_store(self.settings).load(job_id), result, source=source)
+                if stored
+                else build_view(result, None, source=source)
+            )
+            page = outputs.write_page(view, asked=job_id) if view is not None else None
         self.report.add_result(source, result, trace, page)
         progress.record(result)
         if result.get("status") in ("failed", "refused"):

@@ -118,8 +118,8 @@ def _run_batch(
         ):
             # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
             return idle.run(plan)
-    with _runtime(settings, args, shared, farewell) as (live, simulated):
-        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated))
+    with _runtime(settings, args, shared, farewell) as (live, simulated, private):
+        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated, carry=private))
         return farewell.batch.run(plan, collect=args.collect)
 
 
@@ -171,15 +171,16 @@ def _runtime(
     args: argparse.Namespace,
     shared: discovery.StackAddress | None,
     farewell: _Farewell,
-) -> Iterator[tuple[Settings, bool]]:
-    """The configured cluster, a running `suture up`, or an embedded stack started (and stopped) for this batch."""
+) -> Iterator[tuple[Settings, bool, bool]]:
+    """The configured cluster, a running `suture up`, or an embedded stack started (and stopped) for this
+    batch; and whether its store is private (it goes with the stack: jobs in flight at Ctrl-C are saved)."""
     if settings.broker_url:
-        yield settings, False
+        yield settings, False, False
         return
     if shared is not None:
         print(f"suture batch: on the local stack of `suture up` (pid {shared.pid})", file=sys.stderr)
         farewell.unfinished = "keep running on the local stack of `suture up`"
-        yield shared.applied_to(settings), shared.simulated
+        yield shared.applied_to(settings), shared.simulated, False
         return
     print("suture batch: no SUTURE_BROKER_URL: running on an embedded local stack", file=sys.stderr)
     stack = LocalStack(settings, concurrency=args.concurrency, redis_url=os.environ.get("REDIS_URL"))
@@ -195,7 +196,7 @@ def _runtime(
                 "(a simulation, not a real model)",
                 file=sys.stderr,
             )
-        yield live, simulated
+        yield live, simulated, stack.private_redis
     except KeyboardInterrupt:  # Ctrl-C: the batch recorded what it could; nothing in flight is waited for
         stack.stop(at_once=True)
         raise
@@ -226,7 +227,9 @@ class _Farewell:
         return f"suture batch: interrupted; {done}; {kept}; to go on, rerun: {self.stop.rerun()}"
 
 
-def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -> BatchOptions:
+def _options(
+    args: argparse.Namespace, settings: Settings, *, simulated: bool, carry: bool = False
+) -> BatchOptions:
     policy = args.policy
     if policy and Path(policy).is_file():
         policy = str(Path(policy).resolve())  # workers on this machine load it by path
@@ -239,6 +242,7 @@ def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -
         wait=not args.no_wait,
         simulated=simulated,
         budget_usd=args.budget_usd,
+        carry=carry,
     )
 
 

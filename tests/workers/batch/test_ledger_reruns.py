@@ -91,11 +91,11 @@ def test_a_rerun_of_a_finished_batch_costs_nothing_and_writes_no_trace(clean: Pa
 
 
 def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp_path: Path) -> None:
-    # Given a batch at real model speed, two jobs at a time, interrupted once some have finished
+    # Given a batch at real model speed, every section in flight at once, interrupted once two finished
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "suture", "batch", str(EXAMPLES), "--out", str(out), "--questions", "5"]
     process = subprocess.Popen(
-        [*argv, "--concurrency", "2"], env=_env(tmp_path, "1"), cwd=tmp_path,
+        argv, env=_env(tmp_path, "1"), cwd=tmp_path,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     stack = wait_for_children(process.pid, 3)
@@ -120,6 +120,9 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     stopped = {e["key"] for e in first if e["event"] == "interrupted"}
     assert done and stopped and not done & stopped
     assert all(e["cost_usd"] >= 0 for e in first)
+    # (the jobs in flight saved where they stood: their engine state, for the rerun to go on from)
+    saved = {e["job_id"] for e in first if e["event"] == "interrupted" and e["partial"]}
+    assert saved and all((out / "partial" / f"{job}.json").is_file() for job in saved)
     report = json.loads((out / "report.json").read_text())
     assert report["delivered"] == len(done) and report["run_cost_usd"] == pytest.approx(
         total_usd(out), abs=1e-6
@@ -133,6 +136,8 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     assert rerun.returncode == 0, rerun.stderr
     second = ledger(out)[len(first) :]
     assert {e["key"] for e in second if e["event"] == "finished"}.isdisjoint(done)
+    # and the jobs stopped half way go on from where they stood, under their own job ids
+    assert saved <= {e["job_id"] for e in second if e["event"] == "finished"}
     assert {name: traces(out)[name] for name in finished_traces} == finished_traces
     assert len(read_lines(out)) == len(read_lines(clean))
     # and both runs together cost at most 1.05 x the clean run
