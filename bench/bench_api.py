@@ -2,8 +2,8 @@
 
 A private redis-server is the broker and the store (no workers: the jobs stay queued, as in a burst
 of enqueues). First the producer's rate, ``enqueue()`` called back to back in this process; then a
-real ``suture serve`` process is sent requests open-loop (aiohttp, on a fixed schedule, so a slow
-answer cannot slow the sender) at 0.5 x that rate, and its achieved rate and latency percentiles are
+real ``suture serve`` process is sent requests open-loop (``bench.http_load``, on a fixed schedule, so
+a slow answer cannot slow the sender) at 0.5 x that rate, and its achieved rate and latency percentiles are
 recorded; last its ceiling with 32 requests in flight. Figures go to the ``## HTTP API`` section of
 docs/benchmarks.md. Usage: ``.venv/bin/python -m bench.bench_api [--seconds 10]``.
 """
@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiohttp
 import redis
 
 from bench import machine, write_section
+from bench.http_load import Connection, post_request
 from suture.config.settings import load_settings
 from suture.workers.local.child_process import free_port
 from suture.workers.local.stack import redis_binary
@@ -52,54 +52,63 @@ def producer_rate(url: str, seconds: float) -> dict[str, float]:
     return _figures(samples, time.perf_counter() - started)
 
 
-async def open_loop(base: str, rate: float, seconds: float) -> dict[str, float]:
-    """Requests sent at ``rate`` per second on a fixed schedule; every answer must be a 202."""
-    headers = {"Authorization": f"Bearer {KEY}"}
+async def open_loop(base: str, rate: float, seconds: float, connections: int = 64) -> dict[str, float]:
+    """Requests sent at ``rate`` per second on a fixed schedule; every answer must be a 202.
+
+    A request's time runs from its scheduled moment, so one waiting for a free connection counts.
+    """
+    request = post_request(base, "/v1/jobs", BODY, {"Authorization": f"Bearer {KEY}"})
+    idle: asyncio.Queue[Connection] = asyncio.Queue()
+    for _ in range(connections):
+        idle.put_nowait(await Connection.open(base))
     samples: list[float] = []
     failures = 0
-    connector = aiohttp.TCPConnector(limit=256)
-    async with aiohttp.ClientSession(connector=connector, headers=headers) as session:
 
-        async def one() -> None:
-            nonlocal failures
-            t0 = time.perf_counter()
-            async with session.post(base + "/v1/jobs", json=BODY) as response:
-                await response.read()
-                failures += response.status != 202
-            samples.append((time.perf_counter() - t0) * 1000)
+    async def one(t0: float) -> None:
+        nonlocal failures
+        connection = await idle.get()
+        try:
+            failures += await connection.send(request) != 202
+        finally:
+            idle.put_nowait(connection)
+        samples.append((time.perf_counter() - t0) * 1000)
 
-        for _ in range(50):
-            await one()
-        samples.clear()
-        started = time.perf_counter()
-        count = int(rate * seconds)
-        tasks = []
-        for i in range(count):
-            delay = started + i / rate - time.perf_counter()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one()))
-        await asyncio.gather(*tasks)
-        elapsed = time.perf_counter() - started
+    for _ in range(50):
+        await one(time.perf_counter())
+    samples.clear()
+    started = time.perf_counter()
+    tasks = []
+    for i in range(int(rate * seconds)):
+        due = started + i / rate
+        delay = due - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        tasks.append(asyncio.create_task(one(due)))
+    await asyncio.gather(*tasks)
+    elapsed = time.perf_counter() - started
+    while not idle.empty():
+        await idle.get_nowait().close()
     return _figures(samples, elapsed) | {"failures": float(failures)}
 
 
 async def ceiling(base: str, seconds: float, in_flight: int = 32) -> dict[str, float]:
     """Closed loop with ``in_flight`` requests outstanding: the most the server answers."""
-    headers = {"Authorization": f"Bearer {KEY}"}
+    request = post_request(base, "/v1/jobs", BODY, {"Authorization": f"Bearer {KEY}"})
     samples: list[float] = []
     stop = time.perf_counter() + seconds
-    async with aiohttp.ClientSession(headers=headers) as session:
 
-        async def worker() -> None:
+    async def worker() -> None:
+        connection = await Connection.open(base)
+        try:
             while time.perf_counter() < stop:
                 t0 = time.perf_counter()
-                async with session.post(base + "/v1/jobs", json=BODY) as response:
-                    await response.read()
+                await connection.send(request)
                 samples.append((time.perf_counter() - t0) * 1000)
+        finally:
+            await connection.close()
 
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(in_flight)))
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
     return _figures(samples, time.perf_counter() - started)
 
 
@@ -191,7 +200,8 @@ def report(figures: dict[str, Any]) -> str:
         )
     table = "\n".join(rows)
     return f"""Machine: {machine()}. `suture serve` (uvicorn) over a private redis-server as broker and store, no
-Celery workers (jobs stay queued); the client (aiohttp) and Redis share the same 2 cores. Each side ran
+Celery workers (jobs stay queued); the client (`bench/http_load.py`: pre-built requests on 64 keep-alive
+connections) and Redis share the same 2 cores; uvicorn serves on uvloop and httptools. Each side ran
 {figures["seconds"]:g} s; a 3,000-character document, 5 questions; figures from one run.
 
 | side | requests | rate (/s) | p50 (ms) | p99 (ms) |

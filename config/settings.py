@@ -29,6 +29,13 @@ from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
 from suture.config.redaction import url_secrets
 from suture.config.service_settings import ApiSettings, SentrySettings, WebhookSettings
+from suture.config.simulator_sections import (
+    ModelRateLimit,
+    SimulatorBatchApi,
+    SimulatorFaults,
+    SimulatorFiles,
+    SimulatorUnitFaults,
+)
 from suture.config.sources import announce, endpoint_problem, find_config_file
 from suture.config.sources import user_config_file as user_config_file  # re-exported (config show)
 
@@ -91,58 +98,14 @@ class WorkerSettings(_Section):
     rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
     # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
     redis_timeout_s: float = Field(30.0, gt=0)
+    # Job-store connections one process may hold (a worker raises it to its concurrency): a caller
+    # finding them all busy waits this long for one, then it is an outage, never "too many connections".
+    redis_pool_size: int = Field(64, ge=1)
+    redis_pool_timeout_s: float = Field(5.0, gt=0)
     store_ttl_s: float = Field(7 * 24 * 3600.0, gt=0)  # a job (spec, state, result) and its key stay in Redis
     # Fully valid outputs kept per batch for example tier 2 of later retries (0: tier 2 off in the cluster).
     accepted_per_batch: int = Field(20, ge=0)
     metrics_port: int | None = Field(None, ge=0, le=65535)  # Prometheus /metrics (`--metrics-port`)
-
-
-class SimulatorFaults(_Section):
-    """Chaos fault shares of the simulated model, each replacing its profile's share when set.
-
-    The names are the simulator's fault kinds (suture.workers.simulator.profiles.FaultRates); None keeps
-    the profile's share. The simulator rejects shares that add up to more than 1.
-    """
-
-    malformed_json: float | None = Field(None, ge=0, le=1)
-    truncated: float | None = Field(None, ge=0, le=1)
-    refusal: float | None = Field(None, ge=0, le=1)
-    empty: float | None = Field(None, ge=0, le=1)
-    rate_limited: float | None = Field(None, ge=0, le=1)
-    server_error: float | None = Field(None, ge=0, le=1)
-    slow: float | None = Field(None, ge=0, le=1)
-    dropped_connection: float | None = Field(None, ge=0, le=1)
-
-    def overrides(self) -> dict[str, float]:
-        """The shares that are set, by fault name."""
-        return self.model_dump(exclude_none=True)
-
-
-class ModelRateLimit(_Section):
-    """One model's provider limits: requests and tokens per minute (None: not limited)."""
-
-    rpm: int | None = Field(None, ge=1)
-    tpm: int | None = Field(None, ge=1)
-
-
-class SimulatorBatchApi(_Section):
-    """How the simulator's Batch API behaves (suture.workers.simulator.batches)."""
-
-    # Wall-clock seconds from in_progress to the end of a batch (the latency scale does not apply).
-    delay_s: float = Field(5.0, ge=0)
-    # Share of batches that expire (half their lines done), drawn per input file from the seed.
-    expire_rate: float = Field(0.0, ge=0, le=1)
-    # Share of batch lines answered with a 500 in the batch's error file.
-    line_error_rate: float = Field(0.0, ge=0, le=1)
-    max_batches: int = Field(10_000, ge=1)
-
-
-class SimulatorFiles(_Section):
-    """Caps on the files the simulator keeps in memory (batch inputs, outputs and errors)."""
-
-    max_file_mb: float = Field(200.0, gt=0)
-    max_total_mb: float = Field(1024.0, gt=0)
-    max_files: int = Field(10_000, ge=1)
 
 
 class SimulatorSettings(_Section):
@@ -152,6 +115,7 @@ class SimulatorSettings(_Section):
     latency_scale: float = Field(1.0, ge=0)
     seed: int = 0
     faults: SimulatorFaults = Field(default_factory=SimulatorFaults)
+    unit_faults: SimulatorUnitFaults = Field(default_factory=SimulatorUnitFaults)
     # OpenAI-style prompt caching: a prefix left unused this long is forgotten (OpenAI: 5-10 minutes).
     prompt_cache_idle_s: float = Field(300.0, gt=0)
     # 128-token prefix boundaries remembered, least recently used dropped first; 0 turns caching off.
@@ -211,6 +175,9 @@ class Settings(BaseSettings):
 
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     quiz: QuizRules = Field(default_factory=QuizRules)
+    # Contracts beyond the built-in ones: name -> "module:Class" or a contract file (.yaml/.yml/.json);
+    # resolved at the edge (suture.workers.contract_sources), as are the `suture.contracts` entry points.
+    contracts: dict[str, str] = Field(default_factory=dict)
     policies: dict[str, Any] = Field(default_factory=dict)
     default_policy: str | None = None  # None: each contract's own (suture.tasks.policy_choice)
     max_input_tokens: int | None = Field(None, ge=1)
@@ -228,6 +195,8 @@ class Settings(BaseSettings):
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.
     max_input_bytes: int = Field(2 * 1024 * 1024, ge=1024)
+    # A policy file the CLI reads for `--policy FILE` (on the producer's machine): larger is refused unread.
+    max_policy_file_bytes: int = Field(64 * 1024, ge=1024)
     first_prompt_example_tokens: int = Field(1000, ge=0)
     retry_example_tokens: int = Field(2000, ge=0)
 

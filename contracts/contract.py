@@ -41,7 +41,7 @@ from pydantic import BaseModel
 
 from suture.config.settings import Settings
 from suture.contracts.decoding import ROOT, decode, schema_failures
-from suture.contracts.errors import ContractDefinitionError
+from suture.contracts.errors import ContractDefinitionError, ContractError
 from suture.contracts.failure import Failure, Verdict
 from suture.contracts.fixer import Fixer
 from suture.contracts.invariants import names_for
@@ -127,7 +127,12 @@ class Contract(ABC):
         if len(failures) > len(duplicates):
             return Verdict(ok=False, failures=failures, output=data)
         model = self.output_model.model_validate(data, strict=True)
-        failures += self.rule_failures(model, data)
+        try:
+            failures += self.rule_failures(model, data)
+        except ContractError:
+            raise
+        except Exception as exc:  # a rule that raises is the contract's bug, never the output's fault
+            raise ContractDefinitionError(self.name, f"a rule raised {type(exc).__name__}: {exc}") from exc
         return Verdict(ok=not failures, failures=failures, output=data)
 
     def is_empty(self, data: Any) -> bool:
@@ -202,6 +207,27 @@ class Contract(ABC):
         return template
 
 
+def check_definition(cls: type[Contract], name: str) -> None:
+    """Raise ContractDefinitionError naming ``name`` unless ``cls`` is a usable contract class: concrete,
+    named ``name``, with a title and an output model whose schema OpenAI's strict mode takes."""
+    missing = sorted(getattr(cls, "__abstractmethods__", ()))
+    if missing:
+        raise ContractDefinitionError(name, f"{cls.__qualname__} does not implement {', '.join(missing)}")
+    if getattr(cls, "name", None) != name:
+        raise ContractDefinitionError(name, f"{cls.__qualname__}.name is {getattr(cls, 'name', None)!r}")
+    if not isinstance(getattr(cls, "title", None), str):
+        raise ContractDefinitionError(name, f"{cls.__qualname__}.title is not a string")
+    model = getattr(cls, "output_model", None)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise ContractDefinitionError(name, f"{cls.__qualname__}.output_model is not a pydantic model")
+    try:
+        _strict_schema_text(model)
+    except ValueError as exc:
+        raise ContractDefinitionError(
+            name, f"its output schema is not strict-mode compatible: {exc}"
+        ) from None
+
+
 @lru_cache(maxsize=64)
 def _strict_schema_text(model: type[BaseModel]) -> str:
     return json.dumps(strict_schema(model.model_json_schema()))
@@ -244,4 +270,4 @@ def _fail(kind: Any, pointer: str, code: str, message: str) -> Verdict:
     return Verdict(ok=False, failures=[_failure(kind, pointer, code, message)], output=None)
 
 
-__all__ = ["ROOT", "Contract", "decode", "schema_failures"]
+__all__ = ["ROOT", "Contract", "check_definition", "decode", "schema_failures"]

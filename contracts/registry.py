@@ -2,8 +2,10 @@
 
 Every entry point builds its contract here (the producer, the workers, ``generate``, ``validate``,
 ``batch``, ``eval``), so the rules a user configures reach every path, and none names a contract in
-an ``if``. Contracts come from a ``ContractRegistry``: today the built-in ones; later sources (entry
-points, settings, declarative files) add entries to the same registry and are built the same way.
+an ``if``. Contracts come from one ``ContractRegistry``, ``REGISTRY``: the built-in ones, plus what the
+edge (``suture.workers.contract_sources``: entry points, the settings' ``contracts``, declarative files)
+adds with ``use_extras``; those entries load lazily (``ContractEntry.loader``), so a broken one fails
+where it is used, naming itself, and never stops the others. This module does no I/O itself.
 
 ``resolve_params(name, params, settings)`` gives a job's complete, checked, JSON-able parameters
 (what the job stores at enqueue); ``build_contract(name, params, settings, source=...)`` the contract
@@ -14,23 +16,28 @@ the known contracts), ``ContractParamsError`` (names the parameter and value).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from suture.config.settings import Settings
 from suture.contracts.contract import Contract
 from suture.contracts.errors import ContractDefinitionError, UnknownContractError
+from suture.contracts.outline import OutlineContract
 from suture.contracts.quiz import QuizContract
+
+BUILT_IN = "built-in"
 
 
 @dataclass(frozen=True)
 class ContractEntry:
-    """One known contract: its name, its class, and where it came from (shown in errors and docs)."""
+    """One known contract: its name, its class (or the ``loader`` that gives it on first use), and where
+    it came from (shown in errors and by ``suture contracts``)."""
 
     name: str
-    contract_class: type[Contract]
-    origin: str = "built-in"
+    contract_class: type[Contract] | None = None
+    origin: str = BUILT_IN
+    loader: Callable[[], type[Contract]] | None = None
 
 
 class ContractRegistry:
@@ -38,15 +45,48 @@ class ContractRegistry:
 
     def __init__(self, entries: Iterable[ContractEntry] = ()) -> None:
         self._entries: dict[str, ContractEntry] = {}
+        self._loaded: dict[str, type[Contract]] = {}
         for entry in entries:
             self.add(entry)
 
     def add(self, entry: ContractEntry) -> None:
-        """Register ``entry``; raises ContractDefinitionError if its name is taken."""
+        """Register ``entry``; raises ContractDefinitionError if another source took its name (the same
+        source again replaces its entry: a file given twice, reloaded)."""
         taken = self._entries.get(entry.name)
-        if taken is not None:
-            raise ContractDefinitionError(entry.name, f"name already registered ({taken.origin})")
+        if taken is not None and taken.origin == entry.origin != BUILT_IN:  # the same source, reloaded
+            self._loaded.pop(entry.name, None)
+        elif taken is not None:
+            raise ContractDefinitionError(
+                entry.name, f"name already registered by {taken.origin}, and again by {entry.origin}"
+            )
         self._entries[entry.name] = entry
+
+    def use_extras(self, entries: Iterable[ContractEntry]) -> None:
+        """Replace every entry that is not built in by ``entries`` (all or none: a clash adds nothing)."""
+        kept = {name: e for name, e in self._entries.items() if e.origin == BUILT_IN}
+        trial = ContractRegistry(kept.values())
+        for entry in entries:
+            trial.add(entry)
+        self._entries = trial._entries
+        self._loaded = {n: c for n, c in self._loaded.items() if n in kept}
+
+    def entries(self) -> list[ContractEntry]:
+        """Every entry, sorted by name."""
+        return [self._entries[name] for name in self.names()]
+
+    def load(self, name: str) -> type[Contract]:
+        """The class of contract ``name``, loaded on first use; raises UnknownContractError, or
+        ContractDefinitionError (naming the contract and its origin) for one that cannot be loaded."""
+        entry = self.entry(name)
+        if entry.contract_class is not None:
+            return entry.contract_class
+        found = self._loaded.get(name)
+        if found is None:
+            if entry.loader is None:
+                raise ContractDefinitionError(name, f"no class and no loader ({entry.origin})")
+            found = entry.loader()
+            self._loaded[name] = found
+        return found
 
     def names(self) -> list[str]:
         """The registered names, sorted."""
@@ -60,7 +100,9 @@ class ContractRegistry:
         return found
 
 
-REGISTRY = ContractRegistry([ContractEntry(QuizContract.name, QuizContract)])
+REGISTRY = ContractRegistry(
+    [ContractEntry(QuizContract.name, QuizContract), ContractEntry(OutlineContract.name, OutlineContract)]
+)
 
 
 def contract_names() -> list[str]:
@@ -70,7 +112,7 @@ def contract_names() -> list[str]:
 
 def contract_class(name: str) -> type[Contract]:
     """The class of contract ``name`` (its invariants, default policy); raises UnknownContractError."""
-    return REGISTRY.entry(name).contract_class
+    return REGISTRY.load(name)
 
 
 def resolve_params(name: str, params: Mapping[str, Any] | None, settings: Settings | None) -> dict[str, Any]:

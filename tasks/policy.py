@@ -1,9 +1,12 @@
 """Retry policies: the ordered chain of full and surgical steps a job may take to satisfy its contract.
 
 A policy is defined in Python (``Policy``/``Step`` with callables for ``when``, ``target`` and
-``prompt``) or declaratively in YAML (``settings.policies`` or a file), and is checked when it is
-built: an invalid policy raises ``PolicyError`` naming the step and the field. A policy chooses steps
-only; what a repair keeps is the contract's, a step's ``preserve`` only names invariants it relies on.
+``prompt``) or declaratively in YAML (``settings.policies``), and is checked when it is built: an
+invalid policy raises ``PolicyError`` naming the step, the field and the expected type, never the
+value's text (``value_kind``). A job names a configured policy, or carries a user's policy file as data
+(``JobSpec.policy_rules``, parsed on the producer's machine by ``suture.tasks.policy_yaml``): nothing
+here opens a file. A policy chooses steps only; what a repair keeps is the contract's, a step's
+``preserve`` only names invariants it relies on.
 
 Errors of this module::
 
@@ -15,13 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from difflib import get_close_matches
 from typing import Any, Literal, get_args
-
-import yaml
 
 from suture.config.settings import ReasoningEffort, Settings
 from suture.contracts.failure import Failure
+from suture.tasks.policy_text import shown_name, value_kind
 
 Mode = Literal["full", "surgical"]
 # failures: the failing pointers; smallest: the smallest path the contract says can fix each failure
@@ -144,10 +146,15 @@ def _check_policy(policy: Policy) -> None:
         raise PolicyError(policy.name, None, "max_attempts", "must be an integer")
     if policy.max_attempts is not None and policy.max_attempts < 1:
         raise PolicyError(
-            policy.name, None, "max_attempts", f"must be >= 1 (1 = one try), got {policy.max_attempts}"
+            policy.name,
+            None,
+            "max_attempts",
+            f"must be >= 1 (1 = one try), got {value_kind(policy.max_attempts)}",
         )
     if policy.budget_usd is not None and not policy.budget_usd > 0:
-        raise PolicyError(policy.name, None, "budget_usd", f"must be > 0, got {policy.budget_usd}")
+        raise PolicyError(
+            policy.name, None, "budget_usd", f"must be > 0, got {value_kind(policy.budget_usd)}"
+        )
     if policy.steps[0].mode != "full":
         raise PolicyError(policy.name, 0, "mode", "the first step must be 'full' (nothing to repair yet)")
     for index, step in enumerate(policy.steps):
@@ -156,7 +163,7 @@ def _check_policy(policy: Policy) -> None:
 
 def _check_step(policy: str, index: int, step: Step) -> None:
     if step.mode not in get_args(Mode):
-        raise PolicyError(policy, index, "mode", f"must be 'full' or 'surgical', got {step.mode!r}")
+        raise PolicyError(policy, index, "mode", f"must be 'full' or 'surgical', got {value_kind(step.mode)}")
     if not isinstance(step.model, str) or not step.model.strip():
         raise PolicyError(policy, index, "model", "must be a non-empty model name")
     if step.reasoning_effort is not None and step.reasoning_effort not in get_args(ReasoningEffort):
@@ -164,14 +171,14 @@ def _check_step(policy: str, index: int, step: Step) -> None:
             policy,
             index,
             "reasoning_effort",
-            f"must be one of {get_args(ReasoningEffort)}, got {step.reasoning_effort!r}",
+            f"must be one of {get_args(ReasoningEffort)}, got {value_kind(step.reasoning_effort)}",
         )
     if not callable(step.target) and step.target not in get_args(TargetRule):
         allowed = ", ".join(repr(rule) for rule in get_args(TargetRule))
-        raise PolicyError(policy, index, "target", f"must be one of {allowed}, got {step.target!r}")
+        raise PolicyError(policy, index, "target", f"must be one of {allowed}, got {value_kind(step.target)}")
     if isinstance(step.max_failures, bool) or not isinstance(step.max_failures, int) or step.max_failures < 1:
         raise PolicyError(
-            policy, index, "max_failures", f"must be an integer >= 1, got {step.max_failures!r}"
+            policy, index, "max_failures", f"must be an integer >= 1, got {value_kind(step.max_failures)}"
         )
     if step.when is not None and not callable(step.when):
         raise PolicyError(policy, index, "when", "must be callable")
@@ -179,40 +186,38 @@ def _check_step(policy: str, index: int, step: Step) -> None:
         raise PolicyError(policy, index, "prompt", "must be a string or a callable")
     for name in step.preserve:
         if not isinstance(name, str) or not name:
-            raise PolicyError(policy, index, "preserve", f"names must be non-empty strings, got {name!r}")
+            raise PolicyError(
+                policy, index, "preserve", f"names must be non-empty text, got {value_kind(name)}"
+            )
 
 
-def load_policy(name_or_path: str | None, settings: Settings) -> Policy:
-    """Load a policy by name from ``settings.policies`` or a YAML file (None: the settings' default, else ``default``)."""
-    name = name_or_path or settings.default_policy or FALLBACK_POLICY
-    if name in settings.policies:
-        return policy_from_mapping(name, settings.policies[name], settings)
-    path = Path(name)
-    if path.suffix in (".yaml", ".yml") or path.is_file():
-        return _policy_from_file(path, settings)
+def load_policy(name: str | None, settings: Settings) -> Policy:
+    """Build a configured policy by name (None: the settings' default, else ``default``); never a path:
+    a name not in ``settings.policies`` is a ``PolicyError`` on field ``name``, and no file is opened."""
+    chosen = name or settings.default_policy or FALLBACK_POLICY
+    if chosen in settings.policies:
+        return policy_from_mapping(chosen, settings.policies[chosen], settings)
     known = ", ".join(sorted(settings.policies)) or "none"
-    raise PolicyError(name, None, "name", f"no such policy (configured: {known}) and no such file")
+    problem = f"no such policy (configured: {known}); a policy is a configured name"
+    raise PolicyError(chosen if len(chosen) <= 80 else chosen[:80] + "…", None, "name", problem)
 
 
-def _policy_from_file(path: Path, settings: Settings) -> Policy:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise PolicyError(str(path), None, "file", f"cannot read: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise PolicyError(str(path), None, "file", f"not valid YAML: {' '.join(str(exc).split())}") from exc
-    return policy_from_mapping(path.stem, data, settings)
+def _unknown(policy: str, step: int | None, data: Mapping[str, Any], allowed: frozenset[str]) -> None:
+    """Refuse a key that is not a field: by its name if it looks like one, else by its position."""
+    for position, key in enumerate(data, start=1):
+        if key not in allowed:
+            shown = shown_name(key)
+            close = get_close_matches(key, sorted(allowed), n=1) if isinstance(key, str) else []
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problem = f"unknown field{hint}; allowed: {', '.join(sorted(allowed))}"
+            raise PolicyError(policy, step, key if shown else f"key {position}", problem)
 
 
 def policy_from_mapping(name: str, data: Any, settings: Settings) -> Policy:
     """Build a policy from its declarative form (a mapping as in config/defaults.yaml)."""
     if not isinstance(data, Mapping):
-        raise PolicyError(name, None, "policy", f"must be a mapping, got {type(data).__name__}")
-    unknown = sorted(set(data) - _POLICY_KEYS)
-    if unknown:
-        raise PolicyError(
-            name, None, unknown[0], f"unknown field (allowed: {', '.join(sorted(_POLICY_KEYS))})"
-        )
+        raise PolicyError(name, None, "policy", f"must be a mapping, got {value_kind(data)}")
+    _unknown(name, None, data, _POLICY_KEYS)
     steps = _steps_from(name, data, settings)
     return Policy(
         name=name,
@@ -242,12 +247,8 @@ def _steps_from(name: str, data: Mapping[str, Any], settings: Settings) -> tuple
 
 def _step_from(policy: str, index: int, raw: Any) -> Step:
     if not isinstance(raw, Mapping):
-        raise PolicyError(policy, index, "step", f"must be a mapping, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - _STEP_KEYS)
-    if unknown:
-        raise PolicyError(
-            policy, index, unknown[0], f"unknown field (allowed: {', '.join(sorted(_STEP_KEYS))})"
-        )
+        raise PolicyError(policy, index, "step", f"must be a mapping, got {value_kind(raw)}")
+    _unknown(policy, index, raw, _STEP_KEYS)
     if "mode" not in raw:
         raise PolicyError(policy, index, "mode", "is required ('full' or 'surgical')")
     preserve = raw.get("preserve", [])
@@ -271,7 +272,7 @@ def _step_from(policy: str, index: int, raw: Any) -> Step:
 def _bool(policy: str, data: Mapping[str, Any], key: str, default: bool) -> bool:
     value = data.get(key, default)
     if not isinstance(value, bool):
-        raise PolicyError(policy, None, key, f"must be true or false, got {value!r}")
+        raise PolicyError(policy, None, key, f"must be true or false, got {value_kind(value)}")
     return value
 
 
@@ -279,17 +280,21 @@ def _overhead(policy: str, value: Any) -> RepairOverhead | None:
     if value is None:
         return None
     factors = value if isinstance(value, Mapping) and set(value) == {"cost", "time"} else {}
-    if not factors or not all(
-        isinstance(f, int | float) and not isinstance(f, bool) and f > 0 for f in factors.values()
-    ):
-        problem = f"must be {{cost: <factor > 0>, time: <factor > 0>}}, got {value!r}"
+    bad = [f"{k}: {value_kind(f)}" for k, f in factors.items() if isinstance(f, bool) or not _over_0(f)]
+    if not factors or bad:
+        got = ", ".join(bad) if factors else value_kind(value)
+        problem = f"must be {{cost: <factor > 0>, time: <factor > 0>}}, got {got}"
         raise PolicyError(policy, None, "repair_overhead", problem)
     return RepairOverhead(cost=float(factors["cost"]), time=float(factors["time"]))
+
+
+def _over_0(value: Any) -> bool:
+    return isinstance(value, int | float) and value > 0
 
 
 def _budget(policy: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise PolicyError(policy, None, "budget_usd", f"must be a number, got {value!r}")
+        raise PolicyError(policy, None, "budget_usd", f"must be a number, got {value_kind(value)}")
     return float(value)

@@ -7,13 +7,14 @@ produces (``policy_fit``): a policy naming what the contract does not keep there
 settings load for the configured policies (``check_configured_policies``) and at enqueue (and in
 ``suture eval``) for the job's own (``check_fit``), with one line naming the policy, the step, the
 contract and the name.
-Pure: no I/O beyond ``load_policy`` reading a policy file.
+Pure: a policy is a configured name or data stored with the job; nothing here opens a file.
 """
 
 from __future__ import annotations
 
 from suture.config.settings import Settings
 from suture.contracts.contract import Contract
+from suture.contracts.errors import ContractDefinitionError
 from suture.contracts.registry import REGISTRY, contract_class
 from suture.tasks.policy import FALLBACK_POLICY, Policy, PolicyError, load_policy
 from suture.tasks.policy_fit import first_unkept
@@ -46,13 +47,29 @@ def check_fit(policy: Policy, contract: type[Contract]) -> None:
 
 
 def check_configured_policies(settings: Settings) -> Settings:
-    """Build every configured policy and check it against every registered contract; returns ``settings``.
+    """Build every configured policy and check it against the registered contracts it is written for
+    (``written_for``); returns ``settings``.
 
     Called where settings are loaded for use (the CLI, a worker starting, the producer), so a policy
     that cannot run is refused before any job depends on it. Raises ``PolicyError``.
     """
+    usable = []
+    for contract in REGISTRY.names():
+        try:
+            usable.append(contract_class(contract))
+        except ContractDefinitionError:  # a broken contract fails where it is used, naming itself
+            continue
     for name in sorted(settings.policies):
         policy = load_policy(name, settings)
-        for contract in REGISTRY.names():
-            check_fit(policy, contract_class(contract))
+        for cls in written_for(policy, usable):
+            check_fit(policy, cls)
     return settings
+
+
+def written_for(policy: Policy, contracts: list[type[Contract]]) -> list[type[Contract]]:
+    """The contracts a policy is checked against at settings load: those declaring some invariant its
+    steps name (a policy naming the quiz's invariants is the quiz's; enqueue refuses it for another
+    contract with ``check_fit``), or every one when it names none, or none of them declares any."""
+    names = {name for step in policy.steps for name in step.preserve}
+    declaring = [cls for cls in contracts if names & cls.invariant_names()]
+    return declaring or contracts

@@ -41,9 +41,10 @@ class Unkept:
         """The one-line reason (``PolicyError`` adds the policy and the step)."""
         if self.name not in declared:
             known = ", ".join(declared) or "none"
-            return (
-                f"names {self.name!r}, which contract {contract!r} does not declare (its invariants: {known})"
-            )
+            from suture.tasks.policy_text import shown_name, value_kind
+
+            named = shown_name(self.name) or f"an invariant ({value_kind(self.name)})"
+            return f"names {named}, which contract {contract!r} does not declare (its invariants: {known})"
         if self.kind is None:
             return (
                 f"names {self.name!r}, but contract {contract!r} declares no kind of target that "

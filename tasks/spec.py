@@ -10,6 +10,10 @@ The spec is stored as this model (``JobSpec.stored()``) and read back through it
   the workers of that version judged it.
 - version 2: ``params`` are complete (``suture.contracts.registry.resolve_params`` at enqueue: the
   quiz's ``questions`` and every ``rules`` threshold), ``policy`` is the policy chosen at enqueue.
+- version 3: ``policy`` is a name only, never a path; a policy from a user's file travels as data in
+  ``policy_rules`` (its declarative form, read and checked on the producer's machine), so no worker
+  opens a path that came from a job. A version 1 or 2 spec whose ``policy`` is not a configured name
+  fails as an unknown policy: the worker does not open it.
 
 ``simulated`` and ``options`` are the running worker's (its model endpoint, its price table and
 prompt budgets): they are not stored, and a worker fills them in when it starts the job.
@@ -24,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from suture.config.settings import ModelPrice, Settings
 from suture.tasks.errors import UnreadableSpec
 
-SPEC_VERSION = 2
+SPEC_VERSION = 3
 WORKER_FIELDS = frozenset({"simulated", "options"})
 
 
@@ -59,9 +63,9 @@ class JobSpec(BaseModel):
     contract: str = "quiz"
     params: dict[str, Any] = Field(default_factory=dict)
     source: str
-    policy: str | None = (
-        None  # the retry policy's name or file, chosen at enqueue (None: the worker's default)
-    )
+    policy: str | None = None  # the retry policy's name, chosen at enqueue (None: the worker's default)
+    # A user's policy file as data (``tasks.policy_yaml``), stored at enqueue; ``policy`` names it.
+    policy_rules: dict[str, Any] | None = None
     callback: str | None = None  # a Celery task name or an http(s) URL told once per round
     batch: str | None = None  # groups jobs whose valid outputs become examples for each other's retries
     # A person's feedback, one entry per resume (``engine.resume``); every later prompt carries it.
@@ -102,3 +106,9 @@ class JobSpec(BaseModel):
         """What a result or trace shows of the spec: ``contract`` (its name), ``contract_params`` (the
         complete rules the job is judged by) and ``policy``."""
         return {"contract": self.contract, "contract_params": self.params, "policy": self.policy}
+
+    def described(self) -> dict[str, Any]:
+        """``public()``, and for a policy from a user's file its rules (``policy_rules``): what
+        ``suture trace --spec`` and ``JobHandle.spec()`` show."""
+        rules = {"policy_rules": self.policy_rules} if self.policy_rules is not None else {}
+        return self.public() | rules

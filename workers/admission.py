@@ -6,7 +6,9 @@
 - the callback (``InvalidJob`` on field ``callback``: ``suture.workers.webhooks.check_callback``);
 - the contract name (``UnknownContract``), its parameters resolved over the settings
   (``InvalidParams``: e.g. ``questions`` outside the contract's bounds), the policy's name
-  (``UnknownPolicy``) and fit (``InvalidPolicy``: it names an invariant the contract lacks);
+  (``UnknownPolicy``: a policy is a name from the settings, never a path, and no file is opened) or
+  the rules of a user's policy file read by the CLI on this machine (``policy_rules``, stored with the
+  job), and its fit (``InvalidPolicy``: it names an invariant the contract lacks);
 - the input: at most ``max_input_bytes``, then checked like every document the readers take (``suture.workers.documents.text``):
   empty, binary, a PDF or other file format passed as text, text that does not decode
   (``UnusableInput``); bytes are decoded as a text file is (UTF-8, UTF-16 with a BOM, else cp1252);
@@ -15,21 +17,22 @@
   ``max_input_tokens`` if set (``InputTooLarge``, naming both numbers).
 
 ``enqueue`` and ``suture generate --inline`` both admit through here, so every entry point refuses
-the same inputs. Pure apart from reading a policy file.
+the same inputs. Pure: nothing here opens a file.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
-from suture.contracts.errors import ContractParamsError, UnknownContractError
+from suture.contracts.errors import ContractDefinitionError, ContractParamsError, UnknownContractError
 from suture.contracts.examples import estimate_tokens
 from suture.contracts.registry import contract_class, resolve_params
 from suture.tasks import engine
-from suture.tasks.policy import Policy, PolicyError, load_policy
+from suture.tasks.policy import Policy, PolicyError, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import check_fit, policy_name
 from suture.tasks.spec import EngineOptions, JobSpec
 from suture.workers.errors import (
@@ -53,19 +56,31 @@ class Admission:
 
 @dataclass(frozen=True)
 class Request:
-    """A job's contract parameters, complete, and its policy (name as stored, and built), checked."""
+    """A job's contract parameters, complete, and its policy (name as stored, and built), checked;
+    ``policy_rules``: a user's policy file's rules as plain JSON data (as stored), if given."""
 
     params: dict[str, Any]
     policy_name: str
     policy: Policy
+    policy_rules: dict[str, Any] | None = None
 
 
-def check_request(contract: str, params: dict[str, Any], policy: str | None, settings: Settings) -> Request:
+def check_request(
+    contract: str,
+    params: dict[str, Any],
+    policy: str | None,
+    settings: Settings,
+    policy_rules: dict[str, Any] | None = None,
+) -> Request:
     """Check what a job asks apart from its input: contract, parameters, policy and its fit; raises
-    ``InvalidJob``. ``suture batch`` checks its request once with this before reading any document."""
+    ``InvalidJob``. ``suture batch`` checks its request once with this before reading any document.
+
+    ``policy`` is a configured name; with ``policy_rules`` (a user's policy file as data), it names those.
+    """
     resolved = _params(contract, params, settings)
-    name = policy_name(policy, contract, settings)
-    return Request(resolved, name, _policy(name, contract, settings))
+    name = (policy or "file") if policy_rules is not None else policy_name(policy, contract, settings)
+    rules = _rules(name, policy_rules, settings.max_policy_file_bytes)
+    return Request(resolved, name, _policy(name, contract, settings, rules), rules)
 
 
 def admit(
@@ -76,11 +91,12 @@ def admit(
     *,
     params: dict[str, Any] | None = None,
     policy: str | None = None,
+    policy_rules: dict[str, Any] | None = None,
     callback: str | None = None,
     batch: str | None = None,
 ) -> Admission:
     """The job's spec and policy if a worker can run it; raises ``InvalidJob`` (nothing stored)."""
-    request = check_request(contract, params or {}, policy, settings)
+    request = check_request(contract, params or {}, policy, settings, policy_rules)
     if callback is not None:
         check_callback_of_job(callback, settings)
     spec = JobSpec(
@@ -89,6 +105,7 @@ def admit(
         params=request.params,
         source=document_text(input, settings.max_input_bytes),
         policy=request.policy_name,
+        policy_rules=request.policy_rules,
         callback=callback,
         batch=batch,
         options=EngineOptions.from_settings(settings),
@@ -114,16 +131,36 @@ def _params(contract: str, params: dict[str, Any], settings: Settings) -> dict[s
         raise UnknownContract(str(exc), field="contract", value=contract, known=exc.known) from None
     except ContractParamsError as exc:
         raise InvalidParams(str(exc), field=exc.param, value=exc.value, known=exc.known) from None
+    except ContractDefinitionError as exc:  # a configured contract that cannot load: refused, one line
+        raise InvalidJob(str(exc), field="contract", value=contract) from None
 
 
-def _policy(name: str, contract: str, settings: Settings) -> Policy:
+def _rules(name: str, rules: Any, limit: int) -> dict[str, Any] | None:
+    """Rules given as data, as plain JSON data of at most ``limit`` bytes (``max_policy_file_bytes``)."""
+    if rules is None:
+        return None
+    from suture.tasks.policy_yaml import plain_rules
+
     try:
-        chosen = load_policy(name, settings)
+        plain = plain_rules(name, rules)
+        size_b = len(json.dumps(plain, ensure_ascii=False).encode())
+        if size_b > limit:
+            raise PolicyError(
+                name, None, "policy_rules", f"{size_b:,} bytes as JSON, over max_policy_file_bytes={limit:,}"
+            )
+    except PolicyError as exc:
+        raise InvalidPolicy(str(exc), field="policy_rules", value=None) from None
+    return plain
+
+
+def _policy(name: str, contract: str, settings: Settings, rules: dict[str, Any] | None) -> Policy:
+    try:
+        chosen = load_policy(name, settings) if rules is None else policy_from_mapping(name, rules, settings)
         check_fit(chosen, contract_class(contract))
     except PolicyError as exc:
         if exc.field == "name":
             raise UnknownPolicy(
-                str(exc), field="policy", value=name, known=sorted(settings.policies)
+                str(exc), field="policy", value=exc.policy, known=sorted(settings.policies)
             ) from None
         raise InvalidPolicy(str(exc), field="policy", value=name) from None
     return chosen

@@ -4,7 +4,7 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
     ProducerError                                    every error of the producer API
      ├── InvalidJob(problem, field, value, known)    the job cannot run as asked; nothing was stored
      │    ├── UnknownContract                        no such contract (known: its names)
-     │    ├── UnknownPolicy                          no such policy or policy file (known: configured names)
+     │    ├── UnknownPolicy                          no such policy: a name, never a path (known: configured names)
      │    ├── InvalidPolicy                          a policy that cannot run, or names what the contract lacks
      │    ├── InvalidParams                          a parameter the contract cannot take (names it and its value)
      │    ├── UnusableInput                          empty, binary, a file format passed as text, undecodable
@@ -52,7 +52,7 @@ class UnknownContract(InvalidJob):
 
 
 class UnknownPolicy(InvalidJob):
-    """No policy is configured under the name given, and no policy file is there."""
+    """No policy is configured under the name given (a policy is a name, never a path: no file is opened)."""
 
 
 class InvalidPolicy(InvalidJob):

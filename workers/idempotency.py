@@ -1,8 +1,13 @@
-"""Idempotency keys: the one place a producer's key is scoped and its request fingerprinted.
+"""Tenants and idempotency keys: the one place a producer's key is scoped and its request fingerprinted.
 
-A key is stored with the sha256 of the request that made its job, so the same key with another
-request is a conflict (``producer.IdempotencyConflict``, HTTP 409), never another caller's job.
-Tenant scoping (a key per tenant) belongs here too: ``scoped_key`` is what the store is given.
+A key belongs to one tenant and one request. ``scoped_key`` is what the store is given: the key
+under its tenant (the Python API's ``tenant``, the CLI's ``--tenant``, the HTTP API's caller key id),
+so the same key from two tenants makes two jobs; and the sha256 of the request that made its job, so
+the same key with another request is a conflict (``IdempotencyConflict``, HTTP 409), never another
+caller's job. A job is stored with its tenant; ``check_owner`` makes a job of another tenant look like
+no job at all (``JobNotFound``: HTTP 404, not 403, so a caller cannot even learn that it exists).
+A job enqueued without a tenant (the CLI, ``suture batch``, the Python API without ``tenant``) is
+the operator's: every tenant's reads see it, as the review pages of a batch need.
 """
 
 from __future__ import annotations
@@ -11,17 +16,63 @@ import hashlib
 import json
 from typing import Any
 
+from suture.workers.errors import InvalidJob, JobNotFound
+
 # What makes the job; not where it came from (``batch``, ``meta``): a batch rerun from another
 # folder is the same request.
-REQUEST_FIELDS = ("contract", "params", "source", "policy", "callback")  # of the stored JobSpec
+REQUEST_FIELDS = ("contract", "params", "source", "policy", "callback")
+# Part of the request only when set, so a key stored before they existed keeps its fingerprint.
+OPTIONAL_FIELDS = ("policy_rules",)  # of the stored JobSpec
+MAX_KEY_CHARS = 255
+MAX_TENANT_CHARS = 128
+# Separates a tenant's scope from the key: a control character, which no checked key holds, so no
+# key given without a tenant can ever name a tenant's.
+_SCOPE = "\x1f"
 
 
 def request_sha256(spec: dict[str, Any]) -> str:
-    """The fingerprint of a job's request: its contract, complete parameters, document, policy and callback."""
+    """The fingerprint of a job's request: its contract, complete parameters, document, policy (rules
+    too) and callback."""
     request = {k: spec.get(k) for k in REQUEST_FIELDS}
+    request |= {k: spec[k] for k in OPTIONAL_FIELDS if spec.get(k) is not None}
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-def scoped_key(key: str | None, spec: dict[str, Any]) -> tuple[str | None, str]:
-    """The key as the store keeps it, and the fingerprint of the request it comes with."""
-    return key, request_sha256(spec)
+def scoped_key(key: str | None, spec: dict[str, Any], tenant: str | None = None) -> tuple[str | None, str]:
+    """The key as the store keeps it (under ``tenant``), and the fingerprint of the request it comes with."""
+    if key is None:
+        return None, request_sha256(spec)
+    if tenant is None:
+        return key, request_sha256(spec)
+    scope = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+    return f"{_SCOPE}{scope}{_SCOPE}{key}", request_sha256(spec)
+
+
+def check_key(key: str | None) -> str | None:
+    """``key`` if it can be an idempotency key (1 to 255 characters, no control character); else ``InvalidJob``."""
+    return _checked(key, "idempotency_key", MAX_KEY_CHARS)
+
+
+def check_tenant(tenant: str | None) -> str | None:
+    """``tenant`` if it can name a tenant (1 to 128 characters, no control character); else ``InvalidJob``."""
+    return _checked(tenant, "tenant", MAX_TENANT_CHARS)
+
+
+def check_owner(job_id: str, owner: str | None, tenant: str | None) -> None:
+    """Raise ``JobNotFound`` if ``tenant`` may not see a job stored with ``owner`` (another tenant's).
+
+    No ``tenant`` (a trusted caller: the CLI, the Python API without one) sees every job; a tenant
+    sees its own jobs and those enqueued without a tenant.
+    """
+    if tenant is not None and owner is not None and owner != tenant:
+        raise JobNotFound(job_id)
+
+
+def _checked(value: str | None, field: str, limit: int) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 1 <= len(value) <= limit:
+        raise InvalidJob(f"{field} must be text of 1 to {limit} characters", field=field)
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise InvalidJob(f"{field} must not hold control characters (CR, LF, tab...)", field=field)
+    return value

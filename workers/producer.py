@@ -50,9 +50,8 @@ from suture.workers.errors import (
     UnknownPolicy,
     UnusableInput,
 )
-from suture.workers.idempotency import scoped_key
+from suture.workers.idempotency import check_key, check_owner, check_tenant, scoped_key
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
-from suture.workers.store.records import finished_state
 
 if TYPE_CHECKING:
     from suture.tasks.vocabulary import JobStatus
@@ -108,20 +107,15 @@ class JobHandle:
 
     def trace(self) -> list[dict[str, Any]]:
         """Every attempt so far, across resumes (result schema records), oldest first."""
-        store = self._store()
-        attempts: list[dict[str, Any]] = []
-        record = store.load(self.id)
-        if record.state:
-            from suture.tasks.job import JobState
+        from suture.tasks.job import JobState
 
-            state = JobState.model_validate(record.state)
-            attempts = [a.public() for a in state.attempts]
-        return attempts
+        record = self._store().load(self.id)
+        return [a.public() for a in JobState.model_validate(record.state).attempts] if record.state else []
 
     def spec(self) -> dict[str, Any]:
         """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
-        "policy"}``, the complete rules every worker judges it by."""
-        return self._store().load(self.id).job_spec.public()
+        "policy"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
+        return self._store().load(self.id).job_spec.described()
 
     def history(self) -> list[dict[str, Any]]:
         """The results delivered before each resume, oldest first (the current one is ``result()``)."""
@@ -143,10 +137,12 @@ def enqueue(
     questions: int | None = None,
     params: dict[str, Any] | None = None,
     policy: str | None = None,
+    policy_rules: dict[str, Any] | None = None,
     idempotency_key: str | None = None,
     callback: str | None = None,
     batch: str | None = None,
     meta: dict[str, Any] | None = None,
+    tenant: str | None = None,
     settings: Settings | None = None,
 ) -> JobHandle:
     """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
@@ -154,19 +150,25 @@ def enqueue(
     ``input`` is the document's text (or its bytes, decoded as a text file is); ``params`` the
     contract's parameters (``questions`` is short for ``params={"questions": N}``), completed from
     the settings and stored with the job, so every worker judges it by them. Raises ``InvalidJob``
-    (nothing stored) for a job no worker could run; see ``suture.workers.admission``. The same key
+    (nothing stored) for a job no worker could run; see ``suture.workers.admission``. ``policy`` names
+    a configured policy, never a path (no file is opened); ``policy_rules`` is one's declarative form as
+    data (a user's file the CLI read, ``suture.workers.cli.policy_arg``), stored with the job. The same key
     with a different request (another document, contract, parameters, policy or callback) raises
-    IdempotencyConflict: a caller never receives a job another request created.
+    IdempotencyConflict: a caller never receives a job another request created. ``tenant`` scopes the
+    key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
+    tenant (``get_job``, ``cancel``, ``resume``) find another tenant's job as no job (``JobNotFound``).
     """
     settings = _settings(settings)
+    tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
     job_id = uuid.uuid4().hex
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
-        job_id, contract, input, settings, params=given, policy=policy, callback=callback, batch=batch
-    )
+        job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
+        callback=callback, batch=batch,
+    )  # fmt: skip
     deadline_s = time.time() + settings.worker.job_deadline_s
     store = get_store(settings)
-    key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored())
+    key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored(), tenant)
     found, created, stored_sha256 = store.create(
         job_id,
         admitted.spec.stored(),
@@ -174,13 +176,14 @@ def enqueue(
         idempotency_key=key,
         request_sha256=request_sha256,
         meta=meta,
+        tenant=tenant,
     )
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
     # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
     # (the producer died after storing); the attempt task applies once however often it arrives.
     if created:
-        _publish_or_discard(store, found, settings, idempotency_key)
+        _publish_or_discard(store, found, settings, key)
     elif store.status(found) == "queued":
         _publish_first_attempt(found, settings, n=1, consequence=_stays_queued(found))
     return JobHandle(found, settings)
@@ -200,14 +203,17 @@ def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: s
         # Not queued any more: a worker opened the job, so the message did get through.
 
 
-def get_job(job_id: str, settings: Settings | None = None) -> JobHandle:
-    """A handle on an existing job; raises JobNotFound if the store does not know it."""
+def get_job(job_id: str, settings: Settings | None = None, *, tenant: str | None = None) -> JobHandle:
+    """A handle on an existing job; raises JobNotFound if the store does not know it (or, given
+    ``tenant``, if the job is another tenant's)."""
     settings = _settings(settings)
-    get_store(settings).status(job_id)
+    check_owner(job_id, get_store(settings).tenant(job_id), tenant)
     return JobHandle(job_id, settings)
 
 
-def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | None = None) -> bool:
+def cancel(
+    job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | None = None, tenant: str | None = None
+) -> bool:
     """Stop a job that has not finished: its result is stored now, status ``cancelled``; False if it
     had already finished (its result stays as it is). Raises JobNotFound.
 
@@ -220,6 +226,7 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
     from suture.workers.runtime.observer import RuntimeObserver
 
     settings = _settings(settings)
+    check_owner(job_id, get_store(settings).tenant(job_id), tenant)  # another tenant's: JobNotFound
     text = reason.strip()[:MAX_REASON_CHARS] or CANCEL_REASON
     # The observer counts the cancellation in this process's metrics (e.g. `suture serve`'s /metrics).
     record = cancel_job(settings, get_store(settings), job_id, text, observer=RuntimeObserver(settings))
@@ -236,32 +243,29 @@ def cancel(job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | Non
 
 
 def resume(
-    job_id: str, feedback: str, *, targets: Sequence[str] = (), settings: Settings | None = None
-) -> JobHandle:
+    job_id: str, feedback: str, *, targets: Sequence[str] = (), settings: Settings | None = None, tenant: str | None = None
+) -> JobHandle:  # fmt: skip
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
     The delivered result moves to the job's history, the job is queued again as a new round and
     ends with a new result; a callback given at enqueue fires once more, for that new result.
-    With ``targets`` (JSON pointers) only those parts are regenerated (``suture.tasks.targeted``);
-    an unknown target raises ``InvalidJob``.
+    With ``targets`` (JSON pointers; one naming nothing: ``InvalidJob``) only those parts are regenerated.
     """
     from suture.tasks import engine
     from suture.tasks.feedback import MAX_FEEDBACK_CHARS
 
     settings = _settings(settings)
     text = feedback.strip()
-    if not text:
-        raise InvalidJob("feedback is empty", field="feedback")
-    if len(text) > MAX_FEEDBACK_CHARS:
-        raise InvalidJob(
-            f"feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed", field="feedback"
-        )
+    if not text or len(text) > MAX_FEEDBACK_CHARS:
+        size = f"has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed"
+        raise InvalidJob(f"feedback {size if text else 'is empty'}", field="feedback")
     store = get_store(settings)
     record = store.load(job_id)
+    check_owner(job_id, record.tenant, tenant)  # another tenant's job: JobNotFound
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
     try:
-        state = engine.resume(finished_state(record), text, targets)
+        state = engine.resume(record.delivered_state(), text, targets)
     except engine.EngineError as exc:
         raise InvalidJob(exc.problem, field="target") from None
     spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
@@ -290,6 +294,7 @@ def _stays_queued(job_id: str) -> str:
 
 def _settings(settings: Settings | None) -> Settings:
     """The given (or loaded) settings, pointing at the running `suture up` if no broker is configured."""
+    from suture.workers.contract_sources import install_contracts
     from suture.workers.local.discovery import resolve
 
-    return resolve(settings or load_settings())
+    return resolve(install_contracts(settings or load_settings()))

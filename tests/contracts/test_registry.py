@@ -29,7 +29,7 @@ def test_given_an_unknown_name_when_looked_up_then_unknown_contract_error_lists_
     with pytest.raises(UnknownContractError) as caught:
         get_contract(name)
     assert caught.value.name == name
-    assert "known: quiz" in str(caught.value)
+    assert "known: outline, quiz" in str(caught.value)
 
 
 def test_given_an_unknown_parameter_when_built_then_the_error_names_it_and_the_known_ones() -> None:

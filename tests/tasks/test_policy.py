@@ -10,6 +10,7 @@ import pytest
 from suture.config.settings import Settings, load_settings
 from suture.contracts.failure import Failure
 from suture.tasks.policy import Policy, PolicyError, Step, StepContext, load_policy, policy_from_mapping
+from suture.tasks.policy_yaml import rules_from_yaml
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +33,23 @@ def test_default_policy_loads_from_settings(settings: Settings) -> None:
     assert policy.attempt_cap == len(policy.steps)
 
 
-def test_policy_loads_from_a_yaml_file(settings: Settings, tmp_path: Path) -> None:
-    path = tmp_path / "mine.yaml"
-    path.write_text("feedback: false\nmax_attempts: 2\nsteps:\n  - {mode: full, model: gpt-5-mini}\n")
-    policy = load_policy(str(path), settings)
+def test_policy_builds_from_a_yaml_files_text(settings: Settings) -> None:
+    raw = b"feedback: false\nmax_attempts: 2\nsteps:\n  - {mode: full, model: gpt-5-mini}\n"
+    rules = rules_from_yaml("mine", raw)
+    policy = policy_from_mapping("mine", rules, settings)
     assert (policy.name, policy.feedback, policy.max_attempts) == ("mine", False, 2)
     assert policy.steps[0].model == "gpt-5-mini"
+
+
+def test_load_policy_takes_names_only_and_opens_no_path(settings: Settings, tmp_path: Path) -> None:
+    # Given a valid policy file on disk
+    path = tmp_path / "mine.yaml"
+    path.write_text("steps:\n  - {mode: full}\n")
+    # When its path is given where a policy name goes, Then it is an unknown name (nothing is read)
+    for name in (str(path), "/etc/shadow"):
+        with pytest.raises(PolicyError) as caught:
+            load_policy(name, settings)
+        assert caught.value.field == "name" and "no such policy" in str(caught.value)
 
 
 @pytest.mark.parametrize("retries", [0, 2, 5])
@@ -83,11 +95,52 @@ def test_unknown_policy_name_lists_the_configured_ones(settings: Settings) -> No
         load_policy("nope", settings)
 
 
-def test_invalid_yaml_file_is_a_policy_error(settings: Settings, tmp_path: Path) -> None:
-    path = tmp_path / "broken.yaml"
-    path.write_text("steps: [unclosed\n")
-    with pytest.raises(PolicyError, match="not valid YAML"):
-        load_policy(str(path), settings)
+def test_invalid_yaml_file_is_a_policy_error_naming_the_place() -> None:
+    with pytest.raises(PolicyError, match="not valid YAML at line 2, column 1"):
+        rules_from_yaml("broken", b"steps: [unclosed\n")
+
+
+SECRET = "sk-live-4f9c2d7e8a1b6c3d5e0f"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"budget_usd: {SECRET}\nsteps: [{{mode: full}}]\n",
+        f"steps: [{{mode: {SECRET}}}]\n",
+        f"steps: [{{mode: full, model: gpt-5-nano, target: {SECRET}}}]\n",
+        f"steps: [{{mode: full, reasoning_effort: {SECRET}}}]\n",
+        f"feedback: {SECRET}\nsteps: [{{mode: full}}]\n",
+        f"{SECRET}: 1\nsteps: [{{mode: full}}]\n",
+        f"steps: [{{mode: full, {SECRET}: x}}]\n",
+        f"{SECRET}\n",
+        f"steps: [{{mode: full}}, {{mode: surgical, preserve: [{SECRET}]}}]\n",
+        f"steps: [{{mode: full}}]\nmax_attempts: {SECRET}\n",
+        f"steps: [\n  {SECRET}: [unclosed\n",
+        f'steps: "{SECRET}\n',
+        f"root:{SECRET}:20228:0:99999:7:::\n_apt:*:20228:0:99999:7:::\n",
+    ],
+)
+def test_a_policy_files_secret_never_appears_in_its_error(settings: Settings, text: str) -> None:
+    from suture.contracts.quiz import QuizContract
+    from suture.tasks.policy_choice import check_fit
+
+    # Given a policy file whose bad value (or key, or line) is a secret
+    # When it is parsed, built and fitted to the quiz contract
+    with pytest.raises(PolicyError) as caught:
+        policy = policy_from_mapping("mine", rules_from_yaml("mine", text.encode()), settings)
+        check_fit(policy, QuizContract)
+    # Then the one-line error names the field and the expected type, never the secret
+    message = str(caught.value)
+    assert SECRET not in message and "sk-live" not in message and "\n" not in message
+    assert "field" in message
+
+
+def test_a_yaml_alias_bomb_is_refused_by_its_size() -> None:
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]
+    with pytest.raises(PolicyError, match="more than"):
+        rules_from_yaml("bomb", "\n".join(lines).encode())
 
 
 def _failure(kind: Any = "rule", pointer: str = "/questions/1/options") -> Failure:

@@ -1,17 +1,19 @@
 """What enqueue checks before anything is stored: contract, parameters, policy, input and size.
 
-``admit`` is pure apart from reading a policy file, so these run without Redis; the same refusals
+``admit`` is pure (a policy is a configured name or a file's rules as data), so these run without Redis; the same refusals
 through the producer, the CLI and a real Redis (nothing stored) are in test_job_spec_paths.py.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from suture.config.settings import ModelPrice, QuizRules, Settings, load_settings
+from suture.tasks.policy_yaml import rules_from_yaml
 from suture.workers.admission import admit, check_request, document_text
 from suture.workers.errors import (
     InputTooLarge,
@@ -42,13 +44,13 @@ def test_an_admitted_job_stores_complete_params_and_its_policy(settings: Setting
 
     # Then its spec holds every rule, the settings' included, and the contract's default policy
     assert spec.params == {"questions": 5, "rules": QuizRules(options_per_question=3).model_dump()}
-    assert (spec.policy, spec.source, spec.spec_version) == ("default", DOCUMENT, 2)
+    assert (spec.policy, spec.source, spec.spec_version) == ("default", DOCUMENT, 3)
 
 
 @pytest.mark.parametrize(
     ("contract", "params", "policy", "error", "field", "named"),
     [
-        ("essay", {}, None, UnknownContract, "contract", ["'essay'", "known: quiz"]),
+        ("essay", {}, None, UnknownContract, "contract", ["'essay'", "known: outline, quiz"]),
         ("quiz", {}, "nosuch", UnknownPolicy, "policy", ["'nosuch'", "default", "full-only"]),
         ("quiz", {"questions": 0}, None, InvalidParams, "questions", ["= 0", "from 1 to 100"]),
         ("quiz", {"questions": 500}, None, InvalidParams, "questions", ["= 500", "from 1 to 100"]),
@@ -87,18 +89,47 @@ def test_a_policy_that_names_what_the_contract_does_not_declare_is_refused(setti
     assert all(name in str(caught.value) for name in ("'pinning'", "'quiz'", "'explanation'"))
 
 
-def test_a_policy_file_relying_on_an_unkept_invariant_is_refused_at_enqueue(tmp_path: Path) -> None:
-    # Given a policy file whose failures step relies on correct_answer_text
-    path = tmp_path / "leaky.yaml"
-    path.write_text(
-        "steps:\n  - {mode: full}\n  - {mode: surgical, target: failures, preserve: [correct_answer_text]}\n",
-        encoding="utf-8",
+def test_a_policy_file_relying_on_an_unkept_invariant_is_refused_at_enqueue() -> None:
+    # Given a policy file's rules whose failures step relies on correct_answer_text
+    raw = (
+        b"steps:\n  - {mode: full}\n  - {mode: surgical, target: failures, preserve: [correct_answer_text]}\n"
     )
-    # When a job names it, Then enqueue refuses it (nothing stored) naming the step and the name
+    rules = rules_from_yaml("leaky", raw)
+    # When a job carries them, Then enqueue refuses it (nothing stored) naming the step and the name
     with pytest.raises(InvalidPolicy) as raised:
-        check_request("quiz", {"questions": 15}, str(path), load_settings())
+        check_request("quiz", {"questions": 15}, "leaky", load_settings(), rules)
     assert "step 2" in str(raised.value) and "'correct_answer_text'" in str(raised.value)
     assert "/questions/*/options" in str(raised.value)
+
+
+@pytest.mark.parametrize("name", ["/etc/shadow", "../../etc/passwd", "mine.yaml", "/dev/zero"])
+def test_a_path_given_as_a_policy_is_an_unknown_policy_and_is_never_opened(
+    settings: Settings, name: str
+) -> None:
+    # Given a path where a policy name goes (the Python and HTTP APIs take names only)
+    # When a job names it, Then it is refused as an unknown policy, naming the configured ones...
+    opened: list[str] = []
+    _OPENS.append(opened)
+    try:
+        with pytest.raises(UnknownPolicy) as raised:
+            admit("0" * 32, "quiz", DOCUMENT, settings, policy=name)
+    finally:
+        _OPENS.remove(opened)
+    # ...and nothing under that name was opened (Python's audit events see every open)
+    assert not [path for path in opened if path.endswith(name.lstrip("./"))]
+    assert raised.value.field == "policy" and "no such policy" in str(raised.value)
+    assert "default" in raised.value.known and "root:" not in str(raised.value)
+
+
+_OPENS: list[list[str]] = []  # the lists the audit hook records opened paths into, while a test listens
+
+
+def _record_opens(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENS and isinstance(args[0], str | bytes | os.PathLike):
+        _OPENS[-1].append(os.fsdecode(args[0]))
+
+
+sys.addaudithook(_record_opens)
 
 
 def _random_bytes_as_text() -> str:
@@ -188,3 +219,24 @@ def test_a_5_mb_document_is_refused_by_max_input_bytes_before_anything_else(sett
     with pytest.raises(UnusableInput, match="over max_input_bytes=2,097,152") as caught:
         admit("j1", "quiz", huge, settings)
     assert caught.value.reason == "too_large" and "suture batch" in str(caught.value)
+
+
+def test_policy_rules_given_as_data_are_checked_like_a_files_and_stored_plain(settings: Settings) -> None:
+    import datetime
+
+    # Rules given as data are stored with the job, under the name the caller gave
+    rules = {"max_attempts": 1, "steps": [{"mode": "full", "model": "gpt-5-mini"}]}
+    spec = admit("0" * 32, "quiz", DOCUMENT, settings, policy="mine", policy_rules=rules).spec
+    assert (spec.policy, spec.policy_rules) == ("mine", rules)
+    assert spec.stored()["policy_rules"] == rules
+    # What is no JSON data, or more than max_policy_file_bytes of it, is refused naming the field, not the value
+    secret = "sk-live-" + "x" * 40
+    refused: list[dict[str, object]] = [
+        {"steps": [{"mode": "full"}], "description": datetime.date(2020, 1, 1)},
+        {"steps": [{"mode": "full"}], "description": secret * 2000},
+        {"steps": [{"mode": "full", "model": secret, 3: "x"}]},
+    ]
+    for bad in refused:
+        with pytest.raises(InvalidPolicy) as raised:
+            admit("0" * 32, "quiz", DOCUMENT, settings, policy="mine", policy_rules=bad)
+        assert raised.value.field == "policy_rules" and secret not in str(raised.value)

@@ -163,7 +163,7 @@ BINARY_FILES: dict[str, bytes] = {
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--contract", "nosuch"), "unknown contract 'nosuch' (known: quiz)"),
+        (("--contract", "nosuch"), "unknown contract 'nosuch' (known: outline, quiz)"),
         (("--policy", "nosuch"), "policy 'nosuch'"),
         (("--questions", "500"), "parameter 'questions' = 500: must be a whole number from 1 to 100"),
     ],

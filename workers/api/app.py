@@ -13,6 +13,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from suture.config.settings import Settings
+from suture.contracts.registry import contract_names
 from suture.workers.api.body_limit import BodyLimit
 from suture.workers.api.context import Service
 from suture.workers.api.problems import PROBLEM_JSON, Problem, install_handlers
@@ -45,9 +46,10 @@ def from_environment() -> FastAPI:
     """The app for settings read from this process's environment (each of ``serve --workers N``):
     resolved as ``suture serve`` resolved them (configured, else the running ``suture up``)."""
     from suture.config.settings import load_settings
+    from suture.workers.contract_sources import install_contracts
     from suture.workers.local.discovery import resolve
 
-    return create_app(resolve(load_settings()))
+    return create_app(resolve(install_contracts(load_settings())))
 
 
 def _openapi(app: FastAPI) -> dict[str, Any]:
@@ -60,6 +62,8 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.update(definition.pop("$defs", {}))
         components[model.__name__] = definition
     components["JobUpload"]["properties"]["file"] = {"type": "string", "format": "binary"}
+    for body in ("JobRequest", "JobUpload"):  # every contract this process knows, its users' included
+        components[body]["properties"]["contract"]["enum"] = list(contract_names())
     for path in schema["paths"].values():
         for operation in path.values():
             _problem_content(operation)

@@ -25,6 +25,11 @@ class Caller:
     key_id: str
     key: bytes
 
+    @property
+    def tenant(self) -> str:
+        """The tenant this caller's jobs belong to (``suture.workers.idempotency``): its key's id."""
+        return f"api-key:{self.key_id}"
+
     def form_token(self, purpose: str) -> str:
         """A token for one form (``purpose`` e.g. ``review:<job id>``), checkable without server state."""
         return hmac.new(self.key, purpose.encode(), hashlib.sha256).hexdigest()[:32]

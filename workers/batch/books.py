@@ -10,13 +10,14 @@ failures under the contract), this run's cost and the batch's total over every r
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from suture.tasks.job import JobState
 from suture.workers.batch.carry import load_partial, save_partial
 from suture.workers.batch.kept import Kept, KeptError, Previous
-from suture.workers.batch.ledger import LedgerWriter, quiz_sha256, section_key
+from suture.workers.batch.ledger import LedgerWriter, quiz_sha256
 from suture.workers.batch.plan import BatchPlan
 from suture.workers.batch.records import BatchError
 from suture.workers.documents import Section
@@ -27,8 +28,10 @@ MAX_TOUCHED_LISTED = 200
 class Books:
     """The ledger of one output folder as one run reads and extends it."""
 
-    def __init__(self, out_dir: Path, contract: str, params: dict[str, Any], policy: str | None) -> None:
-        self.contract, self.params, self.policy = contract, params, policy
+    def __init__(
+        self, out_dir: Path, contract: str, params: dict[str, Any], key_of: Callable[[Section], str]
+    ) -> None:
+        self.contract, self.params, self.key_of = contract, params, key_of
         try:
             self.previous = Previous.load(out_dir)
         except KeptError as exc:
@@ -51,7 +54,7 @@ class Books:
 
     def key(self, section: Section) -> str:
         """The section's key (also its job's idempotency key)."""
-        return section_key(self.contract, section.content_sha256, self.params, self.policy)
+        return self.key_of(section)
 
     def done_count(self, plan: BatchPlan) -> int:
         """How many of the plan's sections the ledger already calls done."""
@@ -148,8 +151,8 @@ class Books:
 
 
 def all_done(
-    out_dir: Path, plan: BatchPlan, contract: str, params: dict[str, Any], policy: str | None
+    out_dir: Path, plan: BatchPlan, contract: str, params: dict[str, Any], key_of: Callable[[Section], str]
 ) -> bool:
     """Whether the ledger in ``out_dir`` calls every section of ``plan`` done (then no stack is needed)."""
-    books = Books(out_dir, contract, params, policy)
+    books = Books(out_dir, contract, params, key_of)
     return books.done_count(plan) == plan.sections

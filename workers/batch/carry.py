@@ -18,10 +18,10 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.tasks.job import JobState
-from suture.tasks.policy import load_policy
+from suture.tasks.policy import Policy, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.runner import drive
-from suture.tasks.spec import EngineOptions
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.workers.output_folder import JOB_ID, OutputFolder
 
 PARTIAL = "partial"
@@ -72,7 +72,7 @@ class Carried:
         spec = state.spec
         options = EngineOptions.from_settings(self.settings)
         state = state.model_copy(update={"spec": spec.model_copy(update={"options": options})})
-        policy = load_policy(policy_name(spec.policy, spec.contract, self.settings), self.settings)
+        policy = spec_policy(spec, self.settings)
         caller = get_model_client(self.settings).call
         future = self.pool.submit(drive, state, policy, caller, self.settings)
         self.running[spec.job_id] = (future, seq, source)
@@ -90,6 +90,13 @@ class Carried:
         """Drop what has not started; threads waiting on a model are not waited for."""
         if self.pool is not None:
             self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def spec_policy(spec: JobSpec, settings: Settings) -> Policy:
+    """The policy a job runs: the user's file stored with it as data, else the configured one it names."""
+    if spec.policy_rules is not None:
+        return policy_from_mapping(spec.policy or "file", spec.policy_rules, settings)
+    return load_policy(policy_name(spec.policy, spec.contract, settings), settings)
 
 
 def _result(job_id: str, future: Future[dict[str, Any]]) -> dict[str, Any]:

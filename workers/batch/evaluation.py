@@ -30,7 +30,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from suture.config.settings import Settings
-from suture.contracts.registry import resolve_params
+from suture.contracts.errors import ContractError
+from suture.contracts.registry import contract_class, resolve_params
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.engine import EngineOptions, JobSpec
 from suture.tasks.policy import Policy
@@ -162,13 +163,14 @@ def run_eval(
     runs: int = 1,
     concurrency: int = 4,
     simulated: bool = False,
+    contract: str = CONTRACT,
 ) -> EvalRun:
-    """Run each policy ``runs`` times over every case, ``concurrency`` jobs at a time."""
+    """Run each policy ``runs`` times over every case of ``contract``, ``concurrency`` jobs at a time."""
     jobs = [(policy, run, index) for policy in policies for run in range(runs) for index in range(len(cases))]
     outcomes: dict[str, list[JobOutcome]] = defaultdict(list)
     options = EngineOptions.from_settings(settings)
     # The contract parameters each case's jobs are judged by, completed from the settings as enqueue does.
-    params = [resolve_params(CONTRACT, {"questions": case.questions}, settings) for case in cases]
+    params = [resolve_params(contract, job_params(contract, case.questions), settings) for case in cases]
     callers = [SeededCaller(caller, settings.simulator.seed + run) for run in range(runs)]
 
     def one(job: tuple[Policy, int, int]) -> JobOutcome:
@@ -176,7 +178,7 @@ def run_eval(
         case = cases[index]
         spec = JobSpec(
             job_id=f"eval-{policy.name}-r{run}-{index}",
-            contract=CONTRACT,
+            contract=contract,
             params=params[index],
             policy=policy.name,
             source=case.text,
@@ -202,6 +204,15 @@ def run_eval(
     pool.shutdown()
     run_result.outcomes.update(outcomes)
     return run_result
+
+
+def job_params(contract: str, questions: int | None) -> dict[str, Any]:
+    """``{"questions": N}`` for a contract that takes a question count (the quiz), else nothing."""
+    try:
+        takes_questions = "questions" in contract_class(contract).resolve_params({}, None)
+    except ContractError:  # unknown or broken: admission says so, in one line
+        takes_questions = True
+    return {"questions": questions} if takes_questions and questions is not None else {}
 
 
 def settings_note(settings: Settings, **extra: Any) -> dict[str, Any]:

@@ -15,7 +15,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from suture.config.settings import Settings
 from suture.contracts.registry import contract_class
+from suture.tasks.policy import Policy, load_policy, policy_from_mapping
+from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.ledger import section_key
 from suture.workers.documents import Section
@@ -55,11 +58,11 @@ def manifest_record(path: Path, number: int, line: str) -> tuple[str, dict[str, 
     return kind, record
 
 
-def checked(result: dict[str, Any]) -> dict[str, Any]:
+def checked(result: dict[str, Any], contract_name: str = CONTRACT) -> dict[str, Any]:
     """Never pass an output that breaks the contract's schema as delivered: demote it to failed with the reason."""
     if result.get("status") not in DELIVERED_STATUSES:
         return result
-    contract = contract_class(CONTRACT)
+    contract = contract_class(contract_name)
     try:
         contract.output_model.model_validate(result.get("output"))
     except ValidationError as exc:
@@ -76,24 +79,41 @@ class BatchOptions:
     out_dir: Path
     questions: int = 15
     policy: str | None = None
+    policy_rules: dict[str, Any] | None = None  # a user's policy file, read by the CLI; ``policy`` names it
     jobs_in_flight: int = 16
     wait: bool = True
     simulated: bool = False
     budget_usd: float | None = None
-    carry: bool = (
-        False  # an embedded stack: save jobs in flight at Ctrl-C, finish them on a rerun (``carry``)
-    )
+    contract: str = CONTRACT
+    carry: bool = False  # an embedded stack: jobs in flight at Ctrl-C saved, finished by a rerun (``carry``)
 
 
-def idempotency_key(section: Section, params: dict[str, Any], policy: str | None) -> str:
-    """Same section text, contract parameters (rules included) and policy -> same job, wherever the file lives.
+def idempotency_key(
+    section: Section,
+    params: dict[str, Any],
+    policy: str | None,
+    contract: str = CONTRACT,
+    policy_rules: dict[str, Any] | None = None,
+) -> str:
+    """Same contract, section text, parameters (rules included) and policy (a file's content too) -> same
+    job, wherever the file lives; an edited policy file makes new jobs. Also the section's ledger key."""
+    return section_key(contract, section.content_sha256, params, f"{policy or ''}{_rules_tag(policy_rules)}")
 
-    It is also the section's key in the batch's ledger (``suture.workers.batch.ledger``).
-    """
-    return section_key(CONTRACT, section.content_sha256, params, policy)
+
+def _rules_tag(policy_rules: dict[str, Any] | None) -> str:
+    if policy_rules is None:  # a configured policy: the key as before files travelled as data
+        return ""
+    return "|rules:" + hashlib.sha256(json.dumps(policy_rules, sort_keys=True).encode()).hexdigest()
+
+
+def batch_policy(settings: Settings, options: BatchOptions) -> Policy:
+    """The policy the batch's jobs run: the rules of the user's file, else the configured one."""
+    if options.policy_rules is not None:
+        return policy_from_mapping(options.policy or "file", options.policy_rules, settings)
+    return load_policy(policy_name(options.policy, options.contract, settings), settings)
 
 
 def batch_id(options: BatchOptions) -> str:
     """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
-    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}"
+    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}{_rules_tag(options.policy_rules)}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]

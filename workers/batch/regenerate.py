@@ -27,7 +27,8 @@ from suture.contracts.failure import Failure
 from suture.contracts.registry import build_contract
 from suture.tasks.engine import EngineError, JobSpec, JobState, resume
 from suture.tasks.job import Standing
-from suture.tasks.policy import load_policy
+from suture.tasks.policy import PolicyError, load_policy
+from suture.tasks.policy_choice import policy_name
 from suture.tasks.runner import Caller, drive
 from suture.tasks.spec import EngineOptions
 from suture.tasks.trace import AttemptRecord
@@ -93,7 +94,10 @@ class Regeneration:
             state = resume(self.state, feedback, targets)
         except EngineError as exc:
             raise RegenerateError(exc.problem) from None
-        policy = load_policy(self.policy_name, settings)
+        try:
+            policy = load_policy(policy_name(self.policy_name, state.spec.contract, settings), settings)
+        except PolicyError as exc:
+            raise RegenerateError(f"the job's policy cannot be loaded here: {exc}") from None
         return drive(state, policy, caller, settings)
 
     def save(self, result: dict[str, Any]) -> float:

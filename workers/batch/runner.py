@@ -29,20 +29,20 @@ from typing import Any, TextIO
 from suture.config.settings import Settings
 from suture.contracts.registry import resolve_params
 from suture.tasks.job import JobState
-from suture.tasks.policy import load_policy
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.batch.books import Books
 from suture.workers.batch.carry import Carried
 from suture.workers.batch.estimate import Estimator
+from suture.workers.batch.evaluation import job_params
 from suture.workers.batch.kept import Kept
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.records import (
-    CONTRACT,
     BatchError,
     BatchOptions,
     batch_id,
+    batch_policy,
     checked,
     idempotency_key,
     its_own,
@@ -74,30 +74,29 @@ class BatchRun:
         self.books: Books | None = None
         self.carried = Carried(settings, options.jobs_in_flight)
         # The contract parameters every job stores, as enqueue completes them from these settings.
-        self.params = resolve_params(CONTRACT, {"questions": options.questions}, settings)
+        self.params = resolve_params(
+            options.contract, job_params(options.contract, options.questions), settings
+        )
         self.last_finish_s = time.monotonic()
         self.estimator: Estimator | None = None
         if options.budget_usd is not None:
-            self.estimator = Estimator(
-                settings,
-                load_policy(policy_name(options.policy, CONTRACT, settings), settings),
-                options.questions,
-            )
+            self.estimator = Estimator(settings, batch_policy(settings, options), options.questions)
 
     def _note(self) -> dict[str, Any]:
         o = self.options
-        return {"questions": o.questions, "policy": policy_name(o.policy, CONTRACT, self.settings)}
+        return {
+            "contract": o.contract,
+            "questions": o.questions,
+            "policy": policy_name(o.policy, o.contract, self.settings),
+        }
 
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
-        """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json.
-
-        Without a ``plan`` (and not collecting), the inputs are read into one here. Sections the
-        ledger in ``--out`` calls done are kept, not run. Interrupted (Ctrl-C), it records the jobs
-        in flight in the ledger, writes the report of what finished, and re-raises.
+        """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json. Sections the
+        ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it re-raises.
         """
         if plan is None and not collect:
             plan = make_plan(self.options.inputs, self.settings.batch, on_issue=self._print_issue)
-        books = self.books = Books(self.options.out_dir, CONTRACT, self.params, self.options.policy)
+        books = self.books = Books(self.options.out_dir, self.options.contract, self.params, self.key)
         outputs = BatchOutputs(self.options.out_dir, fresh_manifest=not collect)
         books.open()
         try:
@@ -145,9 +144,7 @@ class BatchRun:
     def _track(self, kind: str, record: dict[str, Any], outputs: BatchOutputs) -> None:
         if kind == "issue":
             self.report.add_issue(record)
-        elif kind == "job" and record.get(
-            "kept"
-        ):  # --collect: kept by the enqueuing run, its line as written
+        elif kind == "job" and record.get("kept"):  # --collect: kept by the enqueuing run, its line as is
             outputs.write_line(self.position, record.get("line"))
             self.position += 1
         elif kind == "job":
@@ -223,13 +220,18 @@ class BatchRun:
             self.report.add_not_started(section.describe())
         self.report.budget = {"limit_usd": self.options.budget_usd}
 
+    def key(self, section: Section) -> str:
+        """The section's job idempotency key, also its ledger key."""
+        o = self.options
+        return idempotency_key(section, self.params, o.policy, o.contract, o.policy_rules)
+
     def _enqueue(self, section: Section) -> dict[str, Any]:
         o = self.options
-        key = idempotency_key(section, self.params, o.policy)
+        key = self.key(section)
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
-                CONTRACT, section.text, params=self.params, policy=o.policy,
+                o.contract, section.text, params=self.params, policy=o.policy, policy_rules=o.policy_rules,
                 idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings,
             )  # fmt: skip
         except ProducerError as exc:
@@ -252,7 +254,7 @@ class BatchRun:
         """Collect every pending job that has finished; pause briefly if none has."""
         finished = 0
         for job_id, seq, source, result in self.carried.finished():
-            self._done(job_id, seq, source, checked(result), outputs, progress)
+            self._done(job_id, seq, source, checked(result, self.options.contract), outputs, progress)
             finished += 1
         for job_id in list(self.pending):
             handle = get_job(job_id, self.settings)
@@ -272,7 +274,7 @@ class BatchRun:
     def _finish(self, handle: JobHandle, outputs: BatchOutputs, progress: BatchProgress) -> None:
         seq, source = self.pending.pop(handle.id)
         self.expected_usd.pop(handle.id, None)
-        result = checked(its_own(handle.id, handle.result(timeout_s=30)))
+        result = checked(its_own(handle.id, handle.result(timeout_s=30)), self.options.contract)
         self._done(handle.id, seq, source, result, outputs, progress, stored=True)
 
     def _done(

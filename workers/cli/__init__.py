@@ -14,6 +14,7 @@ from collections.abc import Sequence
 # name -> module; a module that does not exist yet is simply not offered.
 SUBCOMMANDS: dict[str, str] = {
     "validate": "suture.workers.cli.validate_cmd",
+    "contracts": "suture.workers.cli.contracts_cmd",
     "simulator": "suture.workers.cli.simulator_cmd",
     "generate": "suture.workers.cli.generate_cmd",
     "config": "suture.workers.cli.config_cmd",

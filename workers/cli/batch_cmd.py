@@ -30,7 +30,7 @@ from suture.config.settings import Settings
 from suture.workers.batch.books import all_done
 from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.plan import BatchPlan, make_plan
-from suture.workers.batch.runner import CONTRACT, BatchError, BatchOptions, BatchRun
+from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
 from suture.workers.cli import UsageError
 from suture.workers.cli.batch_dry_run import print_dry_run
 from suture.workers.cli.common import settings_from
@@ -54,8 +54,15 @@ def register(subparsers: Any) -> None:
         "inputs", nargs="*", metavar="INPUT", help="files or folders (.pdf, .docx, .pptx, .md, .txt)"
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    parser.add_argument(
+        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
+    )
     parser.add_argument("--questions", type=int, default=15, help="questions per quiz (default 15)")
-    parser.add_argument("--policy", help="retry policy: a name from the settings or a YAML file")
+    parser.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with each job",
+    )
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
@@ -114,7 +121,7 @@ def _run_batch(
     if plan is not None:
         idle = BatchRun(settings, _options(args, settings, simulated=False))
         if plan.sections == 0 or all_done(
-            idle.options.out_dir, plan, CONTRACT, idle.params, idle.options.policy
+            idle.options.out_dir, plan, idle.options.contract, idle.params, idle.key
         ):
             # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
             return idle.run(plan)
@@ -147,10 +154,20 @@ def _check(args: argparse.Namespace, settings: Settings, shared: discovery.Stack
         if not Path(raw).exists():
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
+    from suture.workers.batch.evaluation import job_params
+    from suture.workers.cli.policy_arg import policy_arg
     from suture.workers.errors import InvalidJob
 
-    try:  # a bad policy or parameter is the user's to fix before any job runs
-        check_request(CONTRACT, {"questions": args.questions}, args.policy, settings)
+    if str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
+        raise UsageError(
+            f"--contract {args.contract}: a batch's jobs name a contract its workers know; "
+            "add the file under `contracts:` in suture.yaml"
+        )
+    try:  # a bad contract, policy or parameter is the user's to fix before any job runs
+        chosen = policy_arg(args.policy, settings)  # a file is read here, never by a worker
+        check_request(
+            args.contract, job_params(args.contract, args.questions), chosen.name, settings, chosen.rules
+        )
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
     if not args.dry_run:  # a dry run writes nothing
@@ -230,18 +247,20 @@ class _Farewell:
 def _options(
     args: argparse.Namespace, settings: Settings, *, simulated: bool, carry: bool = False
 ) -> BatchOptions:
-    policy = args.policy
-    if policy and Path(policy).is_file():
-        policy = str(Path(policy).resolve())  # workers on this machine load it by path
+    from suture.workers.cli.policy_arg import policy_arg
+
+    chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
     return BatchOptions(
         inputs=tuple(args.inputs),
         out_dir=Path(args.out),
         questions=args.questions,
-        policy=policy,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
         jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
         wait=not args.no_wait,
         simulated=simulated,
         budget_usd=args.budget_usd,
+        contract=args.contract,
         carry=carry,
     )
 

@@ -10,10 +10,9 @@ import sys
 from typing import TextIO
 
 from suture.config.settings import Settings
-from suture.tasks.policy import load_policy
 from suture.workers.batch.estimate import BatchEstimate, Estimator
 from suture.workers.batch.plan import BatchPlan
-from suture.workers.batch.runner import BatchOptions
+from suture.workers.batch.runner import BatchOptions, batch_policy
 
 
 def print_dry_run(
@@ -21,7 +20,7 @@ def print_dry_run(
 ) -> None:
     """Print every document's sections, the skipped inputs, and the batch's estimate."""
     out = out or sys.stdout
-    policy = load_policy(options.policy, settings)
+    policy = batch_policy(settings, options)
     estimator = Estimator(settings, policy, options.questions)
     total = BatchEstimate()
     current = None

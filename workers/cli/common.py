@@ -17,12 +17,30 @@ STDIN = "-"
 def settings_from(args: argparse.Namespace) -> Settings:
     """The effective settings for this command; a bad config file or a configured policy that cannot
     run (or names what a contract does not declare) is a one-line usage error (exit 2)."""
+    from suture.contracts.errors import ContractError
     from suture.tasks.policy import PolicyError
     from suture.tasks.policy_choice import check_configured_policies
+    from suture.workers.contract_sources import install_contracts
 
     try:
-        return check_configured_policies(load_settings(getattr(args, "config", None)))
-    except (ConfigError, PolicyError) as exc:
+        settings = install_contracts(load_settings(getattr(args, "config", None)))
+        return check_configured_policies(settings)
+    except (ConfigError, PolicyError, ContractError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+CONTRACT_HELP = "contract name, or a contract file (.yaml/.json); `suture contracts` lists them"
+
+
+def contract_from(args: argparse.Namespace) -> str:
+    """The contract name ``--contract`` means (a file is loaded and registered, ``contract_sources``);
+    call after ``settings_from``. An unusable file or a clash is a one-line usage error."""
+    from suture.contracts.errors import ContractError
+    from suture.workers.contract_sources import contract_argument
+
+    try:
+        return contract_argument(str(args.contract))
+    except ContractError as exc:
         raise UsageError(str(exc)) from None
 
 

@@ -31,15 +31,15 @@ from suture.contracts.registry import resolve_params
 from suture.tasks.policy import Policy
 from suture.tasks.policy_variants import variants
 from suture.workers.batch.evaluation import (
-    CONTRACT,
     EvalError,
     EvalRun,
+    job_params,
     load_dataset,
     run_eval,
     settings_note,
 )
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, settings_from
+from suture.workers.cli.common import CONTRACT_HELP, contract_from, positive_int, settings_from
 from suture.workers.local import shutdown
 from suture.workers.output_folder import OutputFolder, OutputFolderError, check_out_dir
 from suture.workers.reports.eval_html import print_table, render_html
@@ -66,6 +66,7 @@ def register(subparsers: Any) -> None:
         metavar="NAME|FILE",
         help=f"a policy to compare (repeat; default: {' and '.join(DEFAULT_POLICIES)})",
     )
+    parser.add_argument("--contract", default="quiz", help=CONTRACT_HELP)
     parser.add_argument("--runs", type=positive_int, default=1, help="repetitions with different seeds")
     parser.add_argument("--out", metavar="DIR", default="eval-out", help="where eval.json and eval.html go")
     parser.add_argument("--questions", type=positive_int, default=15, help="questions per quiz (default 15)")
@@ -91,7 +92,8 @@ OUTPUT_NAMES = ("eval.json", "eval.html")
 def run(args: argparse.Namespace) -> int:
     """Run the comparison, print it, write eval.json and eval.html; see the module doc for exit codes."""
     settings = settings_from(args)
-    policies = _policies(args.policy or list(DEFAULT_POLICIES), settings, args.questions)
+    contract = contract_from(args)
+    policies = _policies(args.policy or list(DEFAULT_POLICIES), settings, contract, args.questions)
     if args.compare_fixers:
         policies = with_and_without_fixers(policies)
     folder = Path(args.dataset)
@@ -116,11 +118,12 @@ def run(args: argparse.Namespace) -> int:
             runs=args.runs,
             concurrency=args.concurrency,
             simulated=simulated,
+            contract=contract,
         )
     note = settings_note(
         settings,
-        contract=CONTRACT,
-        contract_params=resolve_params(CONTRACT, {"questions": args.questions}, settings),
+        contract=contract,
+        contract_params=resolve_params(contract, job_params(contract, args.questions), settings),
         simulated=simulated,
         dataset=str(folder),
         documents=len({c.label.split(" §")[0] for c in dataset.cases}),
@@ -188,14 +191,20 @@ def _figures(summaries: dict[str, PolicySummary]) -> dict[str, dict[str, Any]]:
     }
 
 
-def _policies(names: Sequence[str], settings: Settings, questions: int) -> list[Policy]:
+def _policies(names: Sequence[str], settings: Settings, contract: str, questions: int) -> list[Policy]:
     from suture.workers.admission import check_request
     from suture.workers.errors import InvalidJob
 
     policies: list[Policy] = []
+    from suture.workers.cli.policy_arg import policy_arg
+
     for name in names:
+        chosen = policy_arg(name, settings)  # a configured name, or a YAML file read here
         try:  # what enqueue would refuse: the parameters, an unknown policy, one that does not fit
-            policy = check_request(CONTRACT, {"questions": questions}, name, settings).policy
+            request = check_request(
+                contract, job_params(contract, questions), chosen.name, settings, chosen.rules
+            )
+            policy = request.policy
         except InvalidJob as exc:
             raise UsageError(str(exc)) from None
         if any(p.name == policy.name for p in policies):

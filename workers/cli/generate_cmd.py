@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from suture.config.settings import Settings
-from suture.contracts.registry import contract_names
 from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import positive_int, read_document, settings_from
+from suture.workers.cli.common import CONTRACT_HELP, contract_from, positive_int, read_document, settings_from
 from suture.workers.local import shutdown
 
 if TYPE_CHECKING:
@@ -47,9 +46,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "file", metavar="FILE", help="the source document (.txt, .md or .pdf; '-' reads stdin)"
     )
-    parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
+    parser.add_argument("--contract", default="quiz", help=CONTRACT_HELP)
     parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
-    parser.add_argument("--policy", metavar="NAME|FILE", help="retry policy name or YAML file")
+    parser.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with the job",
+    )
     parser.add_argument("--inline", action="store_true", help="run the engine in this process (no broker)")
     parser.add_argument("--out", metavar="PATH", help="write the result JSON here instead of stdout")
     parser.set_defaults(func=run)
@@ -57,8 +60,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the job, write the result, summarise it on stderr; 0 if an output was delivered."""
+    from suture.workers.cli.policy_arg import policy_arg
+
     settings = settings_from(args)
+    args.contract = contract_from(args)
     _check_out(args.out)  # before any model or stack starts
+    args.policy_choice = policy_arg(args.policy, settings)  # a file is read here, never by a worker
     source = read_document(args.file, settings)
     admitted = _admit(args, source, settings)  # what enqueue checks, before a simulator or stack starts
     farewell = _Farewell(shutdown.current())
@@ -109,7 +116,11 @@ def _admit(args: argparse.Namespace, source: str, settings: Settings) -> Admissi
 
     params = {"questions": args.questions} if args.questions is not None else {}
     try:
-        return admit(uuid.uuid4().hex, args.contract, source, settings, params=params, policy=args.policy)
+        chosen = args.policy_choice
+        return admit(
+            uuid.uuid4().hex, args.contract, source, settings, params=params,
+            policy=chosen.name, policy_rules=chosen.rules,
+        )  # fmt: skip
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
 
@@ -146,8 +157,9 @@ def _run_queued(
     with _broker(settings, farewell) as settings:
         try:
             handle = enqueue(
-                args.contract, source, questions=args.questions, policy=args.policy, settings=settings
-            )
+                args.contract, source, questions=args.questions, policy=args.policy_choice.name,
+                policy_rules=args.policy_choice.rules, settings=settings,
+            )  # fmt: skip
             farewell.job_id = handle.id
             return handle.result(timeout_s=settings.worker.job_deadline_s)
         except ProducerError as exc:

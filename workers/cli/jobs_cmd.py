@@ -26,10 +26,19 @@ def register(subparsers: Any) -> None:
     """Add the six job subcommands."""
     enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
     enqueue.add_argument("file", help="source document (.txt, .md or .pdf; '-' reads stdin)")
-    enqueue.add_argument("--contract", default="quiz")
+    enqueue.add_argument(
+        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
+    )
     enqueue.add_argument("--questions", type=positive_int)
-    enqueue.add_argument("--policy")
-    enqueue.add_argument("--idempotency-key")
+    enqueue.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with the job",
+    )
+    enqueue.add_argument("--idempotency-key", help="the same key and request give the same job (per tenant)")
+    enqueue.add_argument(
+        "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
+    )
     enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
     enqueue.set_defaults(func=run, job_command="enqueue")
     status = subparsers.add_parser("status", help="print a job's status")
@@ -79,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
         from suture.workers.cli.common import settings_from
 
         return _resume(args, settings_from(args), None)
+    if args.job_command == "enqueue" and str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
+        raise UsageError(
+            f"--contract {args.contract}: a queued job names a contract its workers know; "
+            "add the file under `contracts:` in suture.yaml (or run `suture generate --inline`)"
+        )
     settings = producer_settings(args)
     try:
         return _COMMANDS[args.job_command](args, settings, producer)
@@ -92,13 +106,18 @@ def run(args: argparse.Namespace) -> int:
 def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     if args.file != "-" and not Path(args.file).exists():
         raise UsageError(f"no such file: {args.file}")
+    from suture.workers.cli.policy_arg import policy_arg
+
+    chosen = policy_arg(args.policy, settings)  # a file is read here, on the producer's machine
     text = read_document(args.file, settings)  # as `generate` and `batch` read documents (.pdf too)
     handle = producer.enqueue(
         args.contract,
         text,
         questions=args.questions,
-        policy=args.policy,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
         idempotency_key=args.idempotency_key,
+        tenant=args.tenant,
         callback=args.callback,
         settings=settings,
     )

@@ -16,9 +16,9 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.contracts.errors import ContractError
-from suture.contracts.registry import build_contract, contract_names
+from suture.contracts.registry import build_contract
 from suture.workers.cli import UsageError
-from suture.workers.cli.common import read_bounded, settings_from
+from suture.workers.cli.common import CONTRACT_HELP, contract_from, read_bounded, settings_from
 from suture.workers.documents import InputNotFound, UnreadableDocument, document_text
 
 
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
         description="Validate FILE against a contract; prints {valid, failures} as JSON.",
     )
     parser.add_argument("file", metavar="FILE", help="the output to check (any bytes; '-' reads stdin)")
-    parser.add_argument("--contract", default="quiz", help=f"contract name ({', '.join(contract_names())})")
+    parser.add_argument("--contract", default="quiz", help=CONTRACT_HELP)
     parser.add_argument("--questions", metavar="N", default=None, help="questions requested (default 15)")
     parser.add_argument(
         "--source",
@@ -43,6 +43,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Validate, print the verdict as JSON on stdout, return 0 (valid) or 1 (invalid)."""
     settings = settings_from(args)
+    args.contract = contract_from(args)
     raw = read_bounded(args.file, settings.max_input_bytes)  # refused unread past the limit
     params: dict[str, Any] = {}
     if args.questions is not None:

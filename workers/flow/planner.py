@@ -15,7 +15,7 @@ from suture.config.settings import Settings
 from suture.contracts.examples import AcceptedOutput
 from suture.tasks import engine
 from suture.tasks.job import EngineOptions, Finish, JobSpec, JobState, RunFix, RunFull, RunSurgical
-from suture.tasks.policy import Policy, load_policy
+from suture.tasks.policy import Policy, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import policy_name
 from suture.workers.flow.accepted import AcceptedOutputs
 from suture.workers.store.job_store import JobRecord, JobStore
@@ -74,10 +74,11 @@ class Planner:
 
     def _policy(self, record: JobRecord) -> Policy:
         spec = record.job_spec
+        if spec.policy_rules is not None:  # a user's policy file, stored as data with the job
+            return policy_from_mapping(spec.policy or "file", spec.policy_rules, self.settings)
+        # A configured policy (never a path: load_policy opens no file) is fixed for this process's
+        # settings: build it once, not per step.
         name = policy_name(spec.policy, spec.contract, self.settings)
-        if name not in self.settings.policies:  # a policy file: read each time, it may change
-            return load_policy(name, self.settings)
-        # A configured policy is fixed for this process's settings: build it once, not per step.
         policy = self._policies.get(name)
         if policy is None:
             policy = self._policies[name] = load_policy(name, self.settings)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.workers.idempotency import check_owner
 from suture.workers.producer import NotResumable, publish
 from suture.workers.store.job_store import get_store
 from suture.workers.store.outbox import Pending
@@ -22,26 +23,31 @@ ACCEPT_REASON = "accepted as is by a reviewer"
 CANCEL_REASON = "cancelled by a reviewer"
 
 
-def accept(job_id: str, *, settings: Settings, note: str | None = None) -> dict[str, Any]:
+def accept(
+    job_id: str, *, settings: Settings, note: str | None = None, tenant: str | None = None
+) -> dict[str, Any]:
     """Deliver the soft-delivered result as it is; returns the new result.
 
-    Raises NotResumable (the job is not soft-delivered) or JobNotFound.
+    Raises NotResumable (the job is not soft-delivered) or JobNotFound (also for a job of another
+    tenant than ``tenant``, when given: ``suture.workers.idempotency.check_owner``).
     """
     reason = ACCEPT_REASON + (f": {note.strip()[:500]}" if note and note.strip() else "")
-    return _conclude(
-        job_id, settings, {"status": "delivered", "reviewed": True, "reason": reason}, "accepted"
-    )
+    change = {"status": "delivered", "reviewed": True, "reason": reason}
+    return _conclude(job_id, settings, change, "accepted", tenant)
 
 
-def dismiss(job_id: str, *, settings: Settings) -> dict[str, Any]:
+def dismiss(job_id: str, *, settings: Settings, tenant: str | None = None) -> dict[str, Any]:
     """Cancel a soft-delivered job: its output is withdrawn; returns the new result (raises as ``accept``)."""
     change = {"status": "cancelled", "reviewed": True, "reason": CANCEL_REASON, "output": None}
-    return _conclude(job_id, settings, change, "cancelled")
+    return _conclude(job_id, settings, change, "cancelled", tenant)
 
 
-def _conclude(job_id: str, settings: Settings, change: dict[str, Any], verb: str) -> dict[str, Any]:
+def _conclude(
+    job_id: str, settings: Settings, change: dict[str, Any], verb: str, tenant: str | None
+) -> dict[str, Any]:
     store = get_store(settings)
     record = store.load(job_id)
+    check_owner(job_id, record.tenant, tenant)
     if record.status != "soft_delivered" or record.result is None:
         raise NotResumable(job_id, record.status, action=verb)
     result = dict(record.result) | change

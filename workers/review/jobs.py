@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from suture.tasks.job import JobState
+from suture.workers.idempotency import check_owner
 from suture.workers.review.view import ReviewView, build_view
 from suture.workers.store.job_store import JobNotFound, JobRecord, JobStore
 
@@ -23,9 +24,12 @@ class Waiting:
         return datetime.fromtimestamp(self.delivered_s, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def job_view(store: JobStore, job_id: str) -> ReviewView | None:
-    """The job's page as its latest result shows it, or None while it has no result; raises JobNotFound."""
-    return record_view(store.load(job_id))
+def job_view(store: JobStore, job_id: str, tenant: str | None = None) -> ReviewView | None:
+    """The job's page as its latest result shows it, or None while it has no result; raises JobNotFound
+    (also for a job of another tenant than ``tenant``, when given)."""
+    record = store.load(job_id)
+    check_owner(job_id, record.tenant, tenant)
+    return record_view(record)
 
 
 def record_view(
@@ -42,15 +46,21 @@ def record_view(
     return build_view(result, text, attempts=attempts, source=source)
 
 
-def waiting(store: JobStore, limit: int = 200) -> list[Waiting]:
-    """Soft-delivered jobs waiting for a person, newest first (jobs expired from the store dropped)."""
+def waiting(store: JobStore, limit: int = 200, tenant: str | None = None) -> list[Waiting]:
+    """Soft-delivered jobs waiting for a person, newest first (jobs expired from the store dropped);
+    given ``tenant``, only those it may see (its own, and those enqueued without a tenant)."""
     found: list[Waiting] = []
     for job_id, delivered_s in store.waiting_review(limit):
         try:
-            view = job_view(store, job_id)
+            record = store.load(job_id)
         except JobNotFound:
             store.forget_review(job_id)
             continue
+        try:
+            check_owner(job_id, record.tenant, tenant)
+        except JobNotFound:  # another tenant's: not this caller's to see
+            continue
+        view = record_view(record)
         if view is not None and view.status == "soft_delivered":
             found.append(Waiting(view, delivered_s))
     return found

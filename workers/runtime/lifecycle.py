@@ -38,7 +38,10 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
         from suture.workers.runtime import metrics
         from suture.workers.runtime.app import configure
         from suture.workers.runtime.sentry import init_sentry
+        from suture.workers.store.connection import size_pool_for
 
+        # Before any task opens the store: one connection per concurrent task, so none waits for one.
+        size_pool_for(int(getattr(sender, "concurrency", 0) or 0))
         current = settings()
         configure(current)
         init_sentry(current)

@@ -19,6 +19,9 @@ from suture.tasks.trace import AttemptRecord
 from suture.workers.flow.observer import Progress, Redone
 from suture.workers.runtime import alerts, incidents, metrics
 from suture.workers.runtime.sentry import enabled, strings_of
+from suture.workers.store import job_events
+from suture.workers.store.job_store import get_store
+from suture.workers.store.keys import Keys
 from suture.workers.store.records import JobRecord
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,17 @@ class RuntimeObserver:
     def running(self, progress: Progress) -> None:
         from celery import current_task
 
+        self._publish(
+            progress.job_id,
+            job_events.running(
+                progress.job_id,
+                step=progress.step,
+                attempt=progress.attempt,
+                failures=progress.failures,
+                doing=progress.doing,
+            ),
+        )
+
         from suture.workers.runtime.events import report_progress
 
         if current_task and current_task.request.id:
@@ -46,12 +60,15 @@ class RuntimeObserver:
             )
 
     def attempt_done(self, record: JobRecord, attempt: AttemptRecord, *, late: bool) -> None:
+        if not late:
+            self._publish(record.job_id, job_events.attempt(record.job_id, attempt.public()))
         try:
             metrics.attempt_done(str(record.spec.get("contract")), attempt.public())
         except Exception:
             log.warning("job %s: attempt %d not counted in metrics", record.job_id, attempt.n, exc_info=True)
 
     def ended(self, record: JobRecord, state: JobState, result: dict[str, Any]) -> None:
+        self._publish(record.job_id, job_events.delivered(record.job_id, str(result.get("status"))))
         contract = str(record.spec.get("contract"))
         try:
             seconds = time.time() - record.started_s if record.started_s else None
@@ -72,6 +89,14 @@ class RuntimeObserver:
             incidents.report_redone(self.facts(record, None), kind, what)
         except Exception as exc:
             log.warning("job %s: redone work not reported to Sentry: %s", record.job_id, type(exc).__name__)
+
+    def _publish(self, job_id: str, event: dict[str, Any]) -> None:
+        """The job's followers (``suture.aio``'s ``events()``) see the event; best-effort."""
+        try:
+            store = get_store(self._settings)
+            job_events.publish(store.redis, Keys(store.prefix), job_id, event)
+        except Exception as exc:
+            log.info("job %s: event not published: %s", job_id, type(exc).__name__)
 
     def facts(self, record: JobRecord, state: JobState | None) -> alerts.JobFacts:
         """What alerts may say about the job (names, settings), and its text to keep out of them."""

@@ -81,8 +81,9 @@ THROWS = (InternalError,)
 def worker_settings() -> Settings:
     """This process's settings, loaded once; a configured policy that cannot run refuses the worker."""
     from suture.tasks.policy_choice import check_configured_policies
+    from suture.workers.contract_sources import install_contracts
 
-    return check_configured_policies(load_settings())
+    return check_configured_policies(install_contracts(load_settings()))
 
 
 @cache

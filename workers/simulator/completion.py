@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from suture.workers.simulator.contractgen import write_generic_slice, write_output
 from suture.workers.simulator.faults import Fault, spoil
 from suture.workers.simulator.profiles import REASONING_FACTOR, Profile
 from suture.workers.simulator.prompt import Prompt, read_prompt
@@ -36,12 +37,17 @@ def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
     """The model's JSON text for a request: a quiz, a slice, or a schema-shaped placeholder."""
     prompt = read_prompt(request.messages, request.schema_name)
     traits = profile.traits(request.model)
-    if prompt.is_slice:
+    schema = request.json_schema or {"type": "object"}
+    if prompt.is_slice and request.schema_name == "quiz_slice":
         value: Any = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
+    elif prompt.is_slice:
+        value = write_generic_slice(schema, prompt, traits, profile, rng, request.reasoning_effort)
     elif _wants_quiz(request, prompt):
         value = write_quiz(prompt, traits, profile, rng)
+    elif prompt.document.strip() and schema.get("properties"):
+        value = write_output(schema, prompt, traits, profile, rng)  # any contract: from its schema
     else:
-        value = fill(request.json_schema or {"type": "object"}, rng)
+        value = fill(schema, rng)
     return json.dumps(value, ensure_ascii=False)
 
 

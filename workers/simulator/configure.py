@@ -10,12 +10,13 @@ defaults); a model's ``limits`` entry given here replaces that model's configure
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from suture.config.settings import Settings, SimulatorSettings
 from suture.workers.simulator.batches import BatchOptions
 from suture.workers.simulator.files import FileLimits
 from suture.workers.simulator.limits import RateLimit
-from suture.workers.simulator.profiles import get_profile
+from suture.workers.simulator.profiles import UnitFaultRates, get_profile
 from suture.workers.simulator.prompt_cache import PromptCache
 from suture.workers.simulator.server import SimulatorServer
 from suture.workers.simulator.serving import SimulatorHandle
@@ -46,6 +47,7 @@ def server_from_settings(
     rates = {**sim.faults.overrides(), **(faults or {})}
     if rates:
         chosen = chosen.with_faults(**rates)
+    chosen = replace(chosen, unit_faults=UnitFaultRates(**sim.unit_faults.model_dump()))
     windows = {
         model: price.context_tokens for model, price in settings.prices.items() if price.context_tokens
     }

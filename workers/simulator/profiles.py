@@ -53,6 +53,16 @@ class FaultRates:
         return sum(self.__dict__.values())
 
 
+@dataclass(frozen=True)
+class UnitFaultRates:
+    """Per-unit shares of structural faults in non-quiz outputs, for gpt-5-nano (``contractgen``)."""
+
+    missing_field: float = 0.01
+    duplicate: float = 0.02
+    overlong: float = 0.03
+    unquoted: float = 0.03
+
+
 FAULT_NAMES = tuple(f.name for f in fields(FaultRates))
 # Float sums of shares that are meant to add up to exactly 1 may land a hair above it.
 _TOTAL_TOLERANCE = 1e-9
@@ -93,6 +103,8 @@ class Profile:
     # moving with them, as a model rewriting a whole item does (an assumption: no production figure).
     question_reorder_rate: float = 0.25
     rules: QuizRules = field(default_factory=QuizRules)
+    # Structural faults of outputs of other contracts, written from their schema (``contractgen``).
+    unit_faults: UnitFaultRates = field(default_factory=UnitFaultRates)
     retry_after_s: float = 1.0  # Retry-After of a simulated 429, scaled by the latency scale
     slow_extra_s: float = 5.0  # extra delay of a "slow" fault, scaled by the latency scale
 

@@ -6,7 +6,7 @@ Lua script, so redelivered tasks cannot add a second record.
 
 Layout (``{p}`` is the key prefix, ``suture`` by default)::
 
-    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta, round_started_s
+    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta, round_started_s, tenant
     {p}:job:<id>:history    list: results delivered before each resume (raw JSON, oldest first)
     {p}:job:<id>:flags      hash: once-flags (merge:<n>; callback:<tag> an outbox state, see outbox.py;
                             task-callback:<round> leased "owner|until_s", then "sent"; alerted:<what>, notes.py)
@@ -44,6 +44,7 @@ import redis
 
 from suture.config.settings import DEFAULT_REDIS_URL, Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
+from suture.workers.store.connection import Pool, least_pool_size, redis_client
 from suture.workers.store.errors import JobNotFound as JobNotFound
 from suture.workers.store.errors import StoreError as StoreError
 from suture.workers.store.errors import StoreUnavailable as StoreUnavailable
@@ -104,6 +105,7 @@ class JobStore(JobReads):
         idempotency_key: str | None = None,
         request_sha256: str = "",
         meta: dict[str, Any] | None = None,
+        tenant: str | None = None,
     ) -> tuple[str, bool, str]:
         """Store a new job (one round trip); with a known idempotency key, return that job instead.
 
@@ -112,7 +114,7 @@ class JobStore(JobReads):
         """
         idem = self._keys.idempotency(idempotency_key) if idempotency_key else self._job(job_id)
         args = [job_id, _dumps(spec), time.time(), deadline_s, self._ttl, _dumps(meta or {})]
-        args += ["1" if idempotency_key else "0", request_sha256]
+        args += ["1" if idempotency_key else "0", request_sha256, tenant or ""]
         found, created = self._call(self._create, [self._job(job_id), idem, self._deadlines()], args)
         found_id, _, found_hash = str(found).partition(" ")
         return found_id, bool(created), found_hash if not created else request_sha256
@@ -271,23 +273,16 @@ def store_url(settings: Settings) -> str:
 
 def get_store(settings: Settings) -> JobStore:
     """The process-wide store for these settings' Redis URL (one connection pool per URL)."""
-    return _store_for(store_url(settings), settings.worker.store_ttl_s, settings.worker.redis_timeout_s)
+    worker = settings.worker
+    pool = Pool(
+        max(worker.redis_pool_size, least_pool_size()), worker.redis_pool_timeout_s, worker.redis_timeout_s
+    )
+    return _store_for(store_url(settings), worker.store_ttl_s, pool)
 
 
 @cache
-def _store_for(url: str, ttl_s: float, timeout_s: float) -> JobStore:
-    # Without a socket timeout a half-open connection (a Redis host gone without a reset) blocks a
-    # worker thread for good: Celery's threads pool enforces no time limit to end it. Keep-alive
-    # finds such a peer on idle pooled connections too.
-    client = redis.Redis.from_url(
-        url,
-        decode_responses=True,
-        health_check_interval=30,
-        socket_timeout=timeout_s,
-        socket_connect_timeout=min(timeout_s, 10.0),
-        socket_keepalive=True,
-    )
-    return JobStore(client, ttl_s=ttl_s)
+def _store_for(url: str, ttl_s: float, pool: Pool) -> JobStore:
+    return JobStore(redis_client(url, pool), ttl_s=ttl_s)
 
 
 def _dumps(value: Any) -> str:

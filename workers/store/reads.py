@@ -7,11 +7,11 @@ on top. The key layout is drawn in the ``suture.workers.store.job_store`` module
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import redis
 
+from suture.workers.store.completions import Completions
 from suture.workers.store.errors import JobNotFound, guarded
 from suture.workers.store.keys import Keys
 from suture.workers.store.records import JobRecord
@@ -23,6 +23,7 @@ class JobReads:
     def __init__(self, client: redis.Redis, keys: Keys) -> None:
         self._r = client
         self._keys = keys
+        self._completions = Completions(client, keys.prefix)
 
     @property
     def prefix(self) -> str:
@@ -48,6 +49,13 @@ class JobReads:
             raise JobNotFound(job_id)
         return str(status)
 
+    def tenant(self, job_id: str) -> str | None:
+        """The tenant the job was enqueued for (None: none was given); raises JobNotFound."""
+        status, tenant = guarded(lambda: self._r.hmget(self._keys.job(job_id), ["status", "tenant"]))
+        if status is None:
+            raise JobNotFound(job_id)
+        return str(tenant) if tenant else None
+
     def result(self, job_id: str) -> dict[str, Any] | None:
         """The delivered result, or None while the job runs; raises JobNotFound."""
         status, raw = guarded(lambda: self._r.hmget(self._keys.job(job_id), ["status", "result"]))
@@ -56,27 +64,12 @@ class JobReads:
         return json.loads(raw) if raw else None
 
     def wait_result(self, job_id: str, timeout_s: float | None) -> dict[str, Any] | None:
-        """The result, waiting up to ``timeout_s`` (None: forever) for the delivery notice."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        result = self.result(job_id)
-        if result is not None:  # already delivered: no subscription (a pub/sub connection is not pooled)
-            return result
-        pubsub = self._r.pubsub(ignore_subscribe_messages=True)
-        try:
-            # Subscribe before reading, so a delivery between the two cannot be missed.
-            guarded(lambda: pubsub.subscribe(self._keys.done(job_id)))
-            while True:
-                result = self.result(job_id)
-                if result is not None:
-                    return result
-                remaining = 1.0 if deadline is None else deadline - time.monotonic()
-                if remaining <= 0:
-                    return None
-                # Re-read at least every second: a resumed job publishes again on the same channel.
-                wait_s = min(remaining, 1.0)
-                guarded(lambda: pubsub.get_message(timeout=wait_s))  # noqa: B023
-        finally:
-            pubsub.close()
+        """The result, waiting up to ``timeout_s`` (None: forever) for the delivery notice.
+
+        Waiters share the process's one subscription (``completions``): a thousand of them hold no
+        connection while they wait.
+        """
+        return self._completions.wait(job_id, lambda: self.result(job_id), timeout_s)
 
     def history(self, job_id: str) -> list[dict[str, Any]]:
         """Results delivered before each resume, oldest first."""

@@ -37,6 +37,7 @@ class JobRecord:
     created_s: float = 0.0
     started_s: float = 0.0  # when this round started: created_s, or the time of the last resume
     meta: dict[str, Any] = field(default_factory=dict)  # the producer's (e.g. a batch's source names)
+    tenant: str | None = None  # the producer's tenant (``suture.workers.idempotency``), if it gave one
 
     @property
     def deadline_after_s(self) -> float:
@@ -49,6 +50,17 @@ class JobRecord:
         from suture.tasks.spec import JobSpec
 
         return JobSpec.read(self.job_id, self.spec)
+
+    def delivered_state(self) -> JobState:
+        """The engine state as delivered (the flow finishes a state only in the result it stores)."""
+        from suture.tasks.job import JobState
+
+        state = JobState.model_validate(self.state)
+        if state.status is None and self.result is not None:
+            state = state.model_copy(
+                update={"status": self.result["status"], "reason": self.result["reason"]}
+            )
+        return state
 
     @property
     def finished(self) -> bool:
@@ -77,6 +89,7 @@ class JobRecord:
             created_s=float(raw.get("created_s") or 0),
             started_s=float(raw.get("round_started_s") or raw.get("created_s") or 0),
             meta=_meta(raw.get("meta")),
+            tenant=raw.get("tenant") or None,
         )
 
 
@@ -112,15 +125,3 @@ def _meta(raw: str | None) -> dict[str, Any]:
     except ValueError:  # written by a producer; never let it break a read
         return {}
     return meta if isinstance(meta, dict) else {}
-
-
-def finished_state(record: JobRecord) -> JobState:
-    """The engine state as delivered: the flow finishes a state only in the result it stores."""
-    from suture.tasks.job import JobState
-
-    state = JobState.model_validate(record.state)
-    if state.status is None and record.result is not None:
-        state = state.model_copy(
-            update={"status": record.result["status"], "reason": record.result["reason"]}
-        )
-    return state

@@ -4,8 +4,8 @@ Keys and arguments are documented at each script; the store module docstring dra
 """
 
 # KEYS: job, idempotency key (the job key when there is none), deadlines; ARGV: job id, spec, now_s,
-# deadline_s, ttl_s, meta, '1' if KEYS[2] is an idempotency key, the request's sha256. The key holds
-# "<job id> <sha256>"; returns {that value, 0} when the key is known, else {job id, 1}.
+# deadline_s, ttl_s, meta, '1' if KEYS[2] is an idempotency key, the request's sha256, the tenant ('' none).
+# The key holds "<job id> <sha256>"; returns {that value, 0} when the key is known, else {job id, 1}.
 CREATE = """
 if ARGV[7] == '1' then
   local existing = redis.call('GET', KEYS[2])
@@ -14,6 +14,7 @@ if ARGV[7] == '1' then
 end
 redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'status', 'queued', 'version', 0, 'round', 0,
            'created_s', ARGV[3], 'deadline_s', ARGV[4], 'meta', ARGV[6])
+if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'tenant', ARGV[9]) end
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 return {ARGV[1], 1}

@@ -77,18 +77,23 @@ def test_a_later_job_of_the_batch_retries_with_an_accepted_output_as_example(
     stack = celery_stack(model.base_url)
     configure(stack.settings)
     stack.start_worker(concurrency=8)
-    policy = tmp_path / "retry.yaml"
-    policy.write_text(
-        "feedback: true\nexamples: true\nsteps:\n"
-        "  - {mode: full, model: gpt-5-nano}\n  - {mode: full, model: gpt-5-mini}\n"
-    )
+    # (its rules as data, stored with each job: a policy file the CLI read, as `--policy FILE` stores it)
+    retry = {
+        "feedback": True,
+        "examples": True,
+        "steps": [{"mode": "full", "model": "gpt-5-nano"}, {"mode": "full", "model": "gpt-5-mini"}],
+    }
     doc = document(4)
     # And a first job of batch b1 repaired surgically to a fully valid delivery
     first = enqueue("quiz", doc, questions=4, batch="b1", settings=stack.settings).result(timeout_s=60)
     assert first["status"] == "delivered" and first["failures"] == []
     # When a second job of b1 and one of another batch fail the same rule on their first attempt
-    same = enqueue("quiz", doc, questions=4, policy=str(policy), batch="b1", settings=stack.settings)
-    other = enqueue("quiz", doc, questions=4, policy=str(policy), batch="b2", settings=stack.settings)
+    same = enqueue(
+        "quiz", doc, questions=4, policy="retry", policy_rules=retry, batch="b1", settings=stack.settings
+    )
+    other = enqueue(
+        "quiz", doc, questions=4, policy="retry", policy_rules=retry, batch="b2", settings=stack.settings
+    )
     same_result, other_result = same.result(timeout_s=60), other.result(timeout_s=60)
     # Then the b1 retry shows the accepted output (tier 2), the other batch's the canonical one (tier 1)
     assert [a["example_tier"] for a in same_result["attempts"]] == [1, 2]

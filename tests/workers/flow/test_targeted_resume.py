@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from suture.workers.cli.policy_arg import policy_arg
 from suture.workers.producer import enqueue
 from suture.workers.runtime.app import configure
 from tests.fixtures.scripted_model import document
@@ -39,7 +40,15 @@ def test_a_targeted_resume_regenerates_only_its_target_through_the_workers(
     stack = celery_stack(model.base_url)
     configure(stack.settings)
     stack.start_worker(concurrency=4)
-    handle = enqueue("quiz", document(4), questions=4, policy=str(policy), settings=stack.settings)
+    chosen = policy_arg(str(policy), stack.settings)  # a user's file travels with the job as data
+    handle = enqueue(
+        "quiz",
+        document(4),
+        questions=4,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
+        settings=stack.settings,
+    )
     first = handle.result(timeout_s=60)
     assert first["status"] == "soft_delivered", first["reason"]
     # When a person names question 1 from the CLI
@@ -65,7 +74,15 @@ def test_a_target_that_names_nothing_is_refused_in_one_line(
     stack = celery_stack(scripted_model(questions=4, imbalanced=2).base_url)
     configure(stack.settings)
     stack.start_worker(concurrency=4)
-    handle = enqueue("quiz", document(4), questions=4, policy=str(policy), settings=stack.settings)
+    chosen = policy_arg(str(policy), stack.settings)  # a user's file travels with the job as data
+    handle = enqueue(
+        "quiz",
+        document(4),
+        questions=4,
+        policy=chosen.name,
+        policy_rules=chosen.rules,
+        settings=stack.settings,
+    )
     assert handle.result(timeout_s=60)["status"] == "soft_delivered"
     refused = stack.cli("resume", handle.id, "--target", "/questions/9", "--feedback", "x")
     assert refused.returncode == 2 and "not a part of the output" in refused.stderr, refused.stderr

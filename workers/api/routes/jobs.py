@@ -15,6 +15,7 @@ from starlette.exceptions import HTTPException
 
 from suture.config.settings import Settings
 from suture.workers import producer
+from suture.workers.api.auth import Caller
 from suture.workers.api.context import BEARER, api_caller, service
 from suture.workers.api.problems import ProblemError, problem_responses, validation_problem
 from suture.workers.api.schemas import (
@@ -31,6 +32,7 @@ from suture.workers.api.uploads import upload_text
 
 router = APIRouter(prefix="/v1", tags=["jobs"], dependencies=[Depends(BEARER), Depends(api_caller)])
 JobId = Annotated[str, Path(pattern=JOB_ID_PATTERN, description="A job id (32 hex characters)")]
+ApiCaller = Annotated[Caller, Depends(api_caller)]  # the router's own check, cached per request
 IdempotencyKey = Annotated[
     str | None,
     Header(
@@ -70,21 +72,22 @@ class _UploadFields(BaseModel):
     openapi_extra=JOB_BODY,
 )
 async def create_job(
-    request: Request, response: Response, idempotency_key: IdempotencyKey = None
+    request: Request, response: Response, caller: ApiCaller, idempotency_key: IdempotencyKey = None
 ) -> JobAccepted:
-    """Enqueue a job from a JSON body or a multipart upload (``file``: .md, .txt or .pdf)."""
+    """Enqueue a job from a JSON body or a multipart upload (``file``: .md, .txt or .pdf); the job
+    belongs to the caller's key (its tenant): another key's idempotency key never names it."""
     settings = service(request).settings
     fields = await _job_fields(request)
-    job_id, status = await run_in_threadpool(_enqueue, fields, idempotency_key, settings)
+    job_id, status = await run_in_threadpool(_enqueue, fields, idempotency_key, caller.tenant, settings)
     response.headers["Location"] = f"/v1/jobs/{job_id}"
     return JobAccepted(job_id=job_id, status=status)
 
 
-def _enqueue(fields: JobRequest, key: str | None, settings: Settings) -> tuple[str, Any]:
+def _enqueue(fields: JobRequest, key: str | None, tenant: str, settings: Settings) -> tuple[str, Any]:
     """Enqueue through the producer API and read the job's status, in one trip to the thread pool."""
     handle = producer.enqueue(
         fields.contract, fields.input, questions=fields.questions, policy=fields.policy,
-        callback=fields.callback, idempotency_key=key, settings=settings,
+        callback=fields.callback, idempotency_key=key, tenant=tenant, settings=settings,
     )  # fmt: skip
     return handle.id, handle.status()
 
@@ -124,9 +127,10 @@ async def _upload_fields(request: Request) -> JobRequest:
 
 @router.get("/jobs/{job_id}", response_model=JobView, summary="A job's status and result",
             responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
-def read_job(request: Request, job_id: JobId) -> JobView:
-    """The job's status, and its result once finished (the same keys as ``suture result``)."""
-    handle = producer.get_job(job_id, service(request).settings)
+def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
+    """The job's status, and its result once finished (the same keys as ``suture result``); another
+    key's job is a 404, as if it did not exist."""
+    handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
     status = handle.status()
     result = handle.result(timeout_s=0) if status in _FINAL else None
     return JobView(job_id=job_id, status=status, result=result)
@@ -134,19 +138,22 @@ def read_job(request: Request, job_id: JobId) -> JobView:
 
 @router.get("/jobs/{job_id}/trace", response_model=TraceView, summary="Every attempt of a job",
             responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
-def read_trace(request: Request, job_id: JobId) -> TraceView:
-    """Every attempt so far, across resumes, oldest first (as ``suture trace``)."""
-    handle = producer.get_job(job_id, service(request).settings)
+def read_trace(request: Request, job_id: JobId, caller: ApiCaller) -> TraceView:
+    """Every attempt so far, across resumes, oldest first (as ``suture trace``); another key's job: 404."""
+    handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
     return TraceView(job_id=job_id, attempts=handle.trace())
 
 
 @router.post("/jobs/{job_id}/cancel", response_model=Cancelled, summary="Cancel a job",
              responses=problem_responses(401, 404, 409, 413, 422, 429, 503))  # fmt: skip
-def cancel_job(request: Request, job_id: JobId, body: CancelRequest | None = None) -> Cancelled:
-    """Stop a job that has not finished (its result is stored now, status ``cancelled``); 409 if it had."""
+def cancel_job(
+    request: Request, job_id: JobId, caller: ApiCaller, body: CancelRequest | None = None
+) -> Cancelled:
+    """Stop a job that has not finished (its result is stored now, status ``cancelled``); 409 if it had;
+    another key's job: 404."""
     settings = service(request).settings
     reason = (body.reason if body else None) or producer.CANCEL_REASON
-    if not producer.cancel(job_id, reason, settings=settings):
+    if not producer.cancel(job_id, reason, settings=settings, tenant=caller.tenant):
         status = producer.get_job(job_id, settings).status()
         raise ProblemError(
             409, "job-finished", f"job {job_id} had already finished ({status}); nothing changed"
@@ -157,9 +164,12 @@ def cancel_job(request: Request, job_id: JobId, body: CancelRequest | None = Non
 @router.post("/jobs/{job_id}/resume", status_code=202, response_model=JobAccepted,
              summary="Resume a soft-delivered job with feedback",
              responses={202: {"headers": LOCATION}, **problem_responses(401, 404, 409, 413, 422, 429, 503)})  # fmt: skip
-def resume_job(request: Request, response: Response, job_id: JobId, body: ResumeRequest) -> JobAccepted:
-    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget (history kept)."""
-    handle = producer.resume(job_id, body.feedback, settings=service(request).settings)
+def resume_job(
+    request: Request, response: Response, job_id: JobId, caller: ApiCaller, body: ResumeRequest
+) -> JobAccepted:
+    """Re-run a soft-delivered job with a person's feedback and a fresh retry budget (history kept);
+    another key's job: 404."""
+    handle = producer.resume(job_id, body.feedback, settings=service(request).settings, tenant=caller.tenant)
     response.headers["Location"] = f"/v1/jobs/{handle.id}"
     return JobAccepted(job_id=handle.id, status="queued")
 

@@ -57,7 +57,7 @@ def _page(html: str) -> HTMLResponse:
             responses={200: HTML, **problem_responses(401, 429, 503)})  # fmt: skip
 def review_index(request: Request, caller: Viewer) -> HTMLResponse:
     """The soft-delivered jobs waiting for a person, newest first."""
-    jobs = waiting(get_store(service(request).settings))
+    jobs = waiting(get_store(service(request).settings), tenant=caller.tenant)
     items = [index_item(w.view, f"/review/jobs/{w.view.job_id}", when=w.when) for w in jobs]
     html = render_index(
         "Quizzes waiting for review", items,
@@ -74,7 +74,7 @@ def review_job(
 ) -> HTMLResponse:
     """The quiz as a reader sees it, each remaining failure at its question, each question's history."""
     store = get_store(service(request).settings)
-    view = job_view(store, job_id)
+    view = job_view(store, job_id, caller.tenant)  # another tenant's job: 404
     if view is None:
         status = store.status(job_id)
         pending = f"This job is {status}: no result yet. Reload later."
@@ -92,7 +92,7 @@ def review_job(
 def review_accept(request: Request, job_id: JobId, caller: Viewer, token: Token) -> RedirectResponse:
     """The job becomes ``delivered`` with ``reviewed: true`` in its result."""
     _check_form(request, caller, job_id, token)
-    accept(job_id, settings=service(request).settings)
+    accept(job_id, settings=service(request).settings, tenant=caller.tenant)
     return _back(job_id, "accepted")
 
 
@@ -107,7 +107,7 @@ def review_resume(
 ) -> RedirectResponse:
     """Another round with the reviewer's feedback in every prompt (the producer's ``resume``)."""
     _check_form(request, caller, job_id, token)
-    producer.resume(job_id, feedback, settings=service(request).settings)
+    producer.resume(job_id, feedback, settings=service(request).settings, tenant=caller.tenant)
     return _back(job_id, "resumed")
 
 
@@ -117,10 +117,10 @@ def review_cancel(request: Request, job_id: JobId, caller: Viewer, token: Token)
     """Cancel the job: a soft-delivered one becomes ``cancelled`` (its output withdrawn), an unfinished one stops."""
     _check_form(request, caller, job_id, token)
     settings = service(request).settings
-    if producer.get_job(job_id, settings).status() == "soft_delivered":
-        dismiss(job_id, settings=settings)
+    if producer.get_job(job_id, settings, tenant=caller.tenant).status() == "soft_delivered":
+        dismiss(job_id, settings=settings, tenant=caller.tenant)
         return _back(job_id, "cancelled")
-    cancelled = producer.cancel(job_id, CANCEL_REASON, settings=settings)
+    cancelled = producer.cancel(job_id, CANCEL_REASON, settings=settings, tenant=caller.tenant)
     return _back(job_id, "cancelled" if cancelled else "finished")
 
 
