@@ -28,7 +28,8 @@ Properties the drivers rely on:
 - ``secrets`` (``settings.secrets()``) are redacted from prompts; they are never stored in the state.
 - ``resume(state, feedback)`` (``suture.tasks.feedback``) reopens a soft-delivered state for a new round:
   the chain restarts with a fresh attempt cap and cost budget, the feedback in every later prompt;
-  each attempt record says its ``round``.
+  each attempt record says its ``round``. ``resume(state, feedback, targets)`` opens a targeted round
+  (``suture.tasks.targeted``): only the named parts are regenerated, by the policy's surgical steps.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from suture.tasks.job import (
 from suture.tasks.planning import estimate_cost_usd, plan_full, plan_surgical
 from suture.tasks.policy import Policy
 from suture.tasks.recording import full_record, surgical_record
+from suture.tasks.targeted import next_targeted
 from suture.tasks.trace import SkipRecord, build_result
 from suture.tasks.transitions import (
     TERMINAL_ERRORS,
@@ -109,6 +111,8 @@ def next_action(
     step, or finish (and how)."""
     if state.status is not None:
         return Finish(status=state.status, reason=state.reason, cause=state.cause)
+    if state.targets:
+        return next_targeted(state, policy, secrets)
     contract = contract_for(state.spec)
     fix = plan_fix(state, policy, contract)
     if fix is not None:
@@ -212,9 +216,14 @@ def apply_surgical(state: JobState, action: RunSurgical, replies: Mapping[str, M
         for s in record.slices
     ]
     record.rolled_back = sorted(rolled_back)
-    if verdict.output is not None and score(verdict.failures) < score(best.failures):
+    # A targeted round asked for these parts to change: a regeneration no worse than before is kept.
+    better = score(verdict.failures) <= score(best.failures) if state.targets else None
+    if verdict.output is not None and (better or score(verdict.failures) < score(best.failures)):
         record.failures = [*verdict.failures, *merged.failures]
-        return judged(base, record, merged.output, verdict.failures, verdict.ok)
+        new = judged(base, record, merged.output, verdict.failures, verdict.ok)
+        if state.targets:  # a targeted round ends when its targets are done (suture.tasks.targeted)
+            return new.model_copy(update={"status": None, "reason": ""})
+        return new
     record.failures = [*verdict.failures, *merged.failures]
     record.outcome = "no_better"
     record.slices = [

@@ -65,6 +65,7 @@ class JobState(BaseModel):
     reason: str = ""
     cause: Cause | None = None
     round: int = 0  # 0 for the first run; +1 per resume with feedback (fresh attempt and cost budget)
+    targets: list[str] = Field(default_factory=list)  # this round's named targets (suture.tasks.targeted)
 
     @field_validator("spec", mode="before")
     @classmethod

@@ -110,21 +110,27 @@ def _full_messages(
 
 
 def plan_surgical(
-    state: JobState, policy: Policy, index: int, contract: Contract, secrets: Sequence[str]
+    state: JobState,
+    policy: Policy,
+    index: int,
+    contract: Contract,
+    secrets: Sequence[str],
+    forced: Sequence[str] | None = None,
 ) -> RunSurgical | SkipRecord:
-    """The next surgical step for ``index`` (one call per target), or why it is skipped."""
+    """The next surgical step for ``index`` (one call per target), or why it is skipped; ``forced``
+    targets (a person's, ``tasks.targeted``) are sent whatever the step's ``when`` and target rule say."""
     step = policy.steps[index]
     label = step.label(index)
     best = state.best
     if best is None:
         return SkipRecord(step=label, step_index=index, reason="no parseable output to repair")
     ctx = step_context(state)
-    if not step.holds(ctx):
+    if forced is None and not step.holds(ctx):
         reason = f"its 'when' condition does not hold ({len(ctx.failures)} failure(s); surgery needs 1..{step.max_failures}, all targetable)"
         return SkipRecord(step=label, step_index=index, reason=reason)
     calls, values, digests = {}, {}, []
     pinned: list[str] = []  # the contract's invariants of each target sent (a step's preserve adds none)
-    for target in targets_for(step, ctx, contract):
+    for target in forced if forced is not None else targets_for(step, ctx, contract):
         messages = slice_prompt(
             contract,
             step,
@@ -150,8 +156,8 @@ def plan_surgical(
             digests.append(digest)
             pinned += contract.slice_invariants(best.output, target)
     if not calls:
-        reason = f"every slice prompt was already sent to {step.model} in this job (no progress to build on)"
-        return SkipRecord(step=label, step_index=index, reason=reason)
+        why = f"every slice prompt was already sent to {step.model} in this job (no progress to build on)"
+        return SkipRecord(step=label, step_index=index, reason=why)
     return RunSurgical(
         n=len(state.attempts) + 1,
         step_index=index,

@@ -17,6 +17,7 @@ from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.engine import (
     Finish,
     JobSpec,
+    JobState,
     RunFix,
     RunFull,
     apply_fix,
@@ -43,8 +44,20 @@ def run_inline(
     on_result: ResultCallback | None = None,
 ) -> dict[str, Any]:
     """Run one job to its end in this process and return its result; ``on_result`` fires exactly once."""
+    return drive(start(spec), policy, caller, settings, accepted=accepted, on_result=on_result)
+
+
+def drive(
+    state: JobState,
+    policy: Policy,
+    caller: Caller,
+    settings: Settings,
+    *,
+    accepted: Sequence[AcceptedOutput] = (),
+    on_result: ResultCallback | None = None,
+) -> dict[str, Any]:
+    """Run the engine from ``state`` (a new job, or a resumed round) to its end; returns the result."""
     secrets = settings.secrets()
-    state = start(spec)
     while True:
         action = next_action(state, policy, accepted=accepted, secrets=secrets)
         if isinstance(action, Finish):

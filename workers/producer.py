@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -242,30 +243,31 @@ def cancel(
 
 
 def resume(
-    job_id: str, feedback: str, *, settings: Settings | None = None, tenant: str | None = None
-) -> JobHandle:
+    job_id: str, feedback: str, *, targets: Sequence[str] = (), settings: Settings | None = None, tenant: str | None = None
+) -> JobHandle:  # fmt: skip
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
     The delivered result moves to the job's history, the job is queued again as a new round and
     ends with a new result; a callback given at enqueue fires once more, for that new result.
+    With ``targets`` (JSON pointers; one naming nothing: ``InvalidJob``) only those parts are regenerated.
     """
     from suture.tasks import engine
     from suture.tasks.feedback import MAX_FEEDBACK_CHARS
 
     settings = _settings(settings)
     text = feedback.strip()
-    if not text:
-        raise InvalidJob("feedback is empty", field="feedback")
-    if len(text) > MAX_FEEDBACK_CHARS:
-        raise InvalidJob(
-            f"feedback has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed", field="feedback"
-        )
+    if not text or len(text) > MAX_FEEDBACK_CHARS:
+        size = f"has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed"
+        raise InvalidJob(f"feedback {size if text else 'is empty'}", field="feedback")
     store = get_store(settings)
     record = store.load(job_id)
     check_owner(job_id, record.tenant, tenant)  # another tenant's job: JobNotFound
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
-    state = engine.resume(record.delivered_state(), text)
+    try:
+        state = engine.resume(record.delivered_state(), text, targets)
+    except engine.EngineError as exc:
+        raise InvalidJob(exc.problem, field="target") from None
     spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
     deadline_s = time.time() + settings.worker.job_deadline_s
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):

@@ -24,7 +24,16 @@ from suture.workers.review.view import ReviewView
 MANIFEST = "jobs.jsonl"
 QUIZZES = "quizzes.jsonl"
 # Every name a batch writes in --out (checked before anything starts: none may be a link).
-OUTPUT_NAMES = (QUIZZES, MANIFEST, "traces", "quizzes", "report.json", "report.html")
+OUTPUT_NAMES = (
+    QUIZZES,
+    MANIFEST,
+    "traces",
+    "quizzes",
+    "report.json",
+    "report.html",
+    "ledger.jsonl",
+    "partial",
+)
 
 
 class BatchOutputs:
@@ -50,8 +59,10 @@ class BatchOutputs:
         failures = sum(len(q.failures) for q in view.questions) + len(view.quiz_failures)
         return {"href": href, "title": view.title, "failures": failures, "repaired": view.repaired}
 
-    def write_job(self, seq: int, source: dict[str, Any], result: dict[str, Any], *, asked: str) -> str:
-        """Write the trace now and the quizzes.jsonl line in plan order; returns the trace path.
+    def write_job(
+        self, seq: int, source: dict[str, Any], result: dict[str, Any], *, asked: str
+    ) -> tuple[str, dict[str, Any] | None]:
+        """Write the trace now and the quizzes.jsonl line in plan order; returns the trace path and the line.
 
         ``asked`` is the job id the result was fetched for: a result naming another job (or no job
         id at all) is refused (``OutputFolderError``) before any path is built from it.
@@ -62,9 +73,13 @@ class BatchOutputs:
         if result.get("status") in ("delivered", "soft_delivered"):
             line = {"source": source, "job_id": result["job_id"], "status": result["status"]}
             line |= {"quiz": result.get("output"), "failures": result.get("failures") or []}
+        self.write_line(seq, line)
+        return trace, line
+
+    def write_line(self, seq: int, line: dict[str, Any] | None) -> None:
+        """Write quizzes.jsonl line ``seq`` once every line before it is out (None: a section with no quiz)."""
         self.waiting[seq] = line
         self._release()
-        return trace
 
     def _release(self) -> None:
         while self.next_seq in self.waiting:

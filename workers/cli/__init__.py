@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "batch": "suture.workers.cli.batch_cmd",
     "eval": "suture.workers.cli.eval_cmd",
     "export": "suture.workers.cli.export_cmd",
+    "review": "suture.workers.cli.review_cmd",
 }
 
 

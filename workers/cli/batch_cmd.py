@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.workers.batch.books import all_done
 from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
@@ -126,11 +127,15 @@ def _run_batch(
     shared: discovery.StackAddress | None,
     farewell: _Farewell,
 ) -> dict[str, Any]:
-    if plan is not None and plan.sections == 0:
-        # Nothing to quiz: no stack to start, only the report of what was skipped.
-        return BatchRun(settings, _options(args, settings, simulated=False)).run(plan)
-    with _runtime(settings, args, shared, farewell) as (live, simulated):
-        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated))
+    if plan is not None:
+        idle = BatchRun(settings, _options(args, settings, simulated=False))
+        if plan.sections == 0 or all_done(
+            idle.options.out_dir, plan, idle.options.contract, idle.section_params, idle.key, idle.skipped
+        ):
+            # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
+            return idle.run(plan)
+    with _runtime(settings, args, shared, farewell) as (live, simulated, private):
+        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated, carry=private))
         return farewell.batch.run(plan, collect=args.collect)
 
 
@@ -202,15 +207,16 @@ def _runtime(
     args: argparse.Namespace,
     shared: discovery.StackAddress | None,
     farewell: _Farewell,
-) -> Iterator[tuple[Settings, bool]]:
-    """The configured cluster, a running `suture up`, or an embedded stack started (and stopped) for this batch."""
+) -> Iterator[tuple[Settings, bool, bool]]:
+    """The configured cluster, a running `suture up`, or an embedded stack started (and stopped) for this
+    batch; and whether its store is private (it goes with the stack: jobs in flight at Ctrl-C are saved)."""
     if settings.broker_url:
-        yield settings, False
+        yield settings, False, False
         return
     if shared is not None:
         print(f"suture batch: on the local stack of `suture up` (pid {shared.pid})", file=sys.stderr)
         farewell.unfinished = "keep running on the local stack of `suture up`"
-        yield shared.applied_to(settings), shared.simulated
+        yield shared.applied_to(settings), shared.simulated, False
         return
     print("suture batch: no SUTURE_BROKER_URL: running on an embedded local stack", file=sys.stderr)
     stack = LocalStack(settings, concurrency=args.concurrency, redis_url=os.environ.get("REDIS_URL"))
@@ -226,7 +232,10 @@ def _runtime(
                 "(a simulation, not a real model)",
                 file=sys.stderr,
             )
-        yield live, simulated
+        yield live, simulated, stack.private_redis
+    except KeyboardInterrupt:  # Ctrl-C: the batch recorded what it could; nothing in flight is waited for
+        stack.stop(at_once=True)
+        raise
     finally:
         stack.stop()
 
@@ -254,7 +263,9 @@ class _Farewell:
         return f"suture batch: interrupted; {done}; {kept}; to go on, rerun: {self.stop.rerun()}"
 
 
-def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -> BatchOptions:
+def _options(
+    args: argparse.Namespace, settings: Settings, *, simulated: bool, carry: bool = False
+) -> BatchOptions:
     from suture.workers.cli.policy_arg import policy_arg
 
     chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
@@ -270,6 +281,7 @@ def _options(args: argparse.Namespace, settings: Settings, *, simulated: bool) -
         budget_usd=args.budget_usd,
         contract=args.contract,
         knobs=teaching_params(args),
+        carry=carry,
     )
 
 
@@ -280,11 +292,18 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
         return 0
     if summary.get("simulated"):
         print(summary["notice"])
+    kept = summary.get("kept") or 0
     print(
         f"{summary['delivered']} delivered, {summary['soft_delivered']} soft-delivered (to review), "
-        f"{summary['failed']} failed, {summary['refused']} refused, {summary['skipped']} skipped; "
-        f"cost ${summary['cost_usd']:.4f}"
+        f"{summary['failed']} failed, {summary['refused']} refused, {summary['skipped']} skipped"
+        + (f" ({kept} kept from earlier runs)" if kept else "")
+        + f"; cost ${summary.get('run_cost_usd', summary['cost_usd']):.4f} this run, "
+        f"${summary.get('batch_cost_usd', summary['cost_usd']):.4f} for the batch"
     )
+    for touched in summary.get("touched") or []:
+        codes = ", ".join(touched["codes"]) or "valid"
+        where = f"{touched['source'].get('file')} §{touched['source'].get('section')}"
+        print(f"kept ({touched['how']} by a person): {where}: {touched['status']} ({codes})")
     skipped = [issue for issue in summary["input_issues"] if issue.get("skipped")]
     for issue in skipped:
         print(f"skipped: {issue['file']}: {issue['reason']}: {issue['detail']}")

@@ -15,7 +15,7 @@ from suture.config.settings import Settings
 from suture.workers.batch.estimate import BatchEstimate, Estimator
 from suture.workers.batch.knobs import questions_for, too_short
 from suture.workers.batch.plan import BatchPlan
-from suture.workers.batch.runner import BatchOptions, batch_policy
+from suture.workers.batch.records import BatchOptions, batch_policy
 
 
 def print_dry_run(

@@ -63,9 +63,17 @@ def register(subparsers: Any) -> None:
     result.add_argument("job")
     result.add_argument("--timeout", type=float, help="seconds to wait (default: forever)")
     result.set_defaults(func=run, job_command="result")
-    resume = subparsers.add_parser("resume", help="re-run a soft-delivered job with feedback")
+    resume = subparsers.add_parser(
+        "resume",
+        help="re-run a soft-delivered job with feedback, or regenerate only --target parts of it",
+        description="With --target (repeatable, a JSON pointer such as /questions/13) only those parts are "
+        "regenerated, the rest stays byte-identical; without, the job's whole chain runs again. With "
+        "--out DIR the job is a batch's, read from DIR (no stack needed; quizzes.jsonl is updated).",
+    )
     resume.add_argument("job")
     resume.add_argument("--feedback", required=True)
+    resume.add_argument("--target", action="append", default=[], metavar="POINTER", help="e.g. /questions/13")
+    resume.add_argument("--out", metavar="DIR", help="the output folder of the batch that made the job")
     resume.set_defaults(func=run, job_command="resume")
     cancel = subparsers.add_parser(
         "cancel",
@@ -83,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     from suture.workers import producer
     from suture.workers.runtime.app import CeleryConfigError
 
+    if args.job_command == "resume" and args.out:  # a batch's job, from its folder: no store needed
+        from suture.workers.cli.common import settings_from
+
+        return _resume(args, settings_from(args), None)
     if args.job_command == "enqueue" and str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
         raise UsageError(
             f"--contract {args.contract}: a queued job names a contract its workers know; "
@@ -163,7 +175,17 @@ def _trace(args: argparse.Namespace, settings: Any, producer: Any) -> int:
 
 
 def _resume(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    print(producer.resume(args.job, args.feedback, settings=settings).id)
+    if args.out:
+        from suture.workers.cli.resume_batch import resume_from_out
+
+        return resume_from_out(args, settings)
+    try:
+        handle = producer.resume(args.job, args.feedback, targets=args.target, settings=settings)
+    except producer.JobNotFound:
+        raise UsageError(
+            f"no such job: {args.job}; for a job of a batch, give its output folder: --out DIR"
+        ) from None
+    print(handle.id)
     return 0
 
 

@@ -92,11 +92,14 @@ class Child:
                 os.killpg(self.process.pid, signum)
 
 
-def stop_children(children: list[Child], timeout_s: float = STOP_TIMEOUT_S) -> None:
-    """TERM each child's process group, wait for all together, then KILL the groups still there."""
+def stop_children(children: list[Child], timeout_s: float = STOP_TIMEOUT_S, *, at_once: bool = False) -> None:
+    """TERM each child's process group, wait for all together, then KILL the groups still there.
+
+    ``at_once``: KILL at once (an interrupted command: no model reply in flight is waited for).
+    """
     running = [c for c in children if c.process.poll() is None]
     for child in running:
-        child.signal_group(signal.SIGTERM)
+        child.signal_group(signal.SIGKILL if at_once else signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
     for child in running:
         try:

@@ -169,14 +169,15 @@ class LocalStack:
                 return StackError(child.name, f"exited with code {code}", child.log_tail())
         return None
 
-    def stop(self) -> None:
+    def stop(self, *, at_once: bool = False) -> None:
         """Stop everything this stack started, and nothing else; safe to call twice.
 
         Workers and Flower stop together (their warm shutdowns overlap), then Redis, which they
-        need until they are gone, then the simulator, which answers their last calls.
+        need until they are gone, then the simulator, which answers their last calls. ``at_once``
+        (an interrupted command): workers and Flower are killed, no call in flight is waited for.
         """
         redis_children = [c for c in self.children if c.name == "redis"]
-        stop_children([c for c in self.children if c.name != "redis"])
+        stop_children([c for c in self.children if c.name != "redis"], at_once=at_once)
         stop_children(redis_children)
         self.children = []
         self.metrics_urls = []

@@ -33,6 +33,7 @@ def render(summary: dict[str, Any]) -> str:
     parts += [_funnel(summary), _overhead(summary), _distributions(summary), _codes(summary), _tiers(summary)]
     parts += [
         _review(summary),
+        _touched(summary),
         _quizzes(summary),
         _problems(summary),
         _issues(summary),
@@ -48,6 +49,8 @@ def _cards(s: dict[str, Any]) -> str:
     per = s["per_quiz"]
     items = [(k.replace("_", " "), s[k]) for k in ("total", "delivered", "soft_delivered", "failed")]
     items += [("refused", s["refused"]), ("skipped", s["skipped"]), ("cost", _usd(s["cost_usd"]))]
+    if "run_cost_usd" in s:  # a batch with a ledger: what this run spent, and what it kept from earlier ones
+        items += [("this run's cost", _usd(s["run_cost_usd"])), ("kept from earlier runs", s.get("kept", 0))]
     items += [("mean cost / quiz", _usd(per["cost_usd"]["mean"]))]
     items += [("p50 / p95 latency", f"{_ms(per['latency_ms']['p50'])} / {_ms(per['latency_ms']['p95'])}")]
     rates = ", ".join(f"{escape(k.replace('_', ' '))} {_pct(v)}" for k, v in s["rates"].items())
@@ -114,6 +117,16 @@ def _review(s: dict[str, Any]) -> str:
     )
     more = _more(s, "review")
     return f"<h2>Soft-delivered quizzes to review ({s['soft_delivered']})</h2><ul>{items}</ul>{more}"
+
+
+def _touched(s: dict[str, Any]) -> str:
+    """The quizzes a person edited or accepted: kept by every rerun, checked against the contract."""
+    items = "".join(
+        f"<li>{_source(t['source'])}: {escape(t['how'])} by a person; now {escape(str(t['status']))}"
+        f"{': ' + escape(', '.join(t['codes'])) if t['codes'] else ''}</li>"
+        for t in s.get("touched") or []
+    )
+    return f"<h2>Kept as a person left them</h2><ul id=touched>{items}</ul>" if items else ""
 
 
 def _quizzes(s: dict[str, Any]) -> str:

@@ -138,15 +138,22 @@ class BatchReport:
             self._listed(self.repeats, repeat, "repeats_across_sections")
 
     def add_result(
-        self, source: dict[str, Any], result: dict[str, Any], trace: str, page: dict[str, Any] | None = None
+        self,
+        source: dict[str, Any],
+        result: dict[str, Any],
+        trace: str,
+        page: dict[str, Any] | None = None,
+        *,
+        paid: bool = True,
     ) -> None:
         """Fold one finished job into the report; ``trace`` is the relative path of its trace file,
-        ``page`` its quiz page's line (``href``, ``title``, ``failures``, ``repaired``) if it has one."""
+        ``page`` its quiz page's line (``href``, ``title``, ``failures``, ``repaired``) if it has one;
+        ``paid=False`` for a quiz an earlier run paid for (kept by a rerun: not in this run's cost)."""
         status = str(result.get("status"))
         self.status_counts[status] += 1
         self.outcome_counts[outcome(result)] += 1
         self.simulated = self.simulated or bool(result.get("simulated"))
-        self._add_cost(result)
+        self._add_cost(result, paid=paid)
         self.overhead.add(result)
         attempts = result.get("attempts") or []
         self.funnel.update(range(1, len(attempts) + 1))
@@ -167,14 +174,14 @@ class BatchReport:
         else:
             self.unlisted[name] += 1
 
-    def _add_cost(self, result: dict[str, Any]) -> None:
+    def _add_cost(self, result: dict[str, Any], *, paid: bool = True) -> None:
         cost = result.get("cost_usd")
         if cost is None:
             self.unknown_cost_jobs += 1
-        else:
+        elif paid:
             self.cost_usd += float(cost)
         for key, value in (result.get("usage") or {}).items():
-            if isinstance(value, int):
+            if isinstance(value, int) and paid:
                 self.tokens[key] += value
         if result.get("status") in ("delivered", "soft_delivered"):
             if cost is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
@@ -61,6 +62,17 @@ def render_job(
 ) -> str:
     """A job's page: the quiz as a reader sees it, failures marked, each question's history."""
     return environment().get_template("job.html").render(view=view, actions=actions, back=back, notice=notice)
+
+
+def render_local_job(
+    view: ReviewView, *, line: dict[str, Any], base: str, home: str, notice: str | None = None
+) -> str:
+    """A batch quiz's page for ``suture review``: the quiz, and forms to accept, regenerate and edit."""
+    source = view.source or {}
+    pages = source.get("pages")
+    shown = f"{pages[0]}-{pages[1]}" if isinstance(pages, list) and len(pages) == 2 else None
+    template = environment().get_template("local_job.html")
+    return template.render(view=view, line=line, base=base, home=home, notice=notice, pages=shown)
 
 
 def render_index(
