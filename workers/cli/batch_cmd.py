@@ -9,7 +9,7 @@ finished jobs its store still holds (idempotency keys). Ctrl-C or SIGTERM stops 
 ``--dry-run`` stops after the plan: it prints the sections per document and an estimate of cost
 and time, and starts no stack and calls no model. ``--budget-usd`` stops starting sections once
 the batch's cost would pass it. ``--questions auto`` (the default) sizes each section's quiz by its
-length (``batch.auto_questions``) and skips a section too short for one, saying so; the teaching
+length (``batch.autoquestions_arg``) and skips a section too short for one, saying so; the teaching
 flags (``--kinds``, ``--language``, ``--difficulty``, ``--audience``, ``--options``) reach every job.
 
 Exit codes: 0 every section of every input was quizzed (some may be soft-delivered, failed or
@@ -30,16 +30,16 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.workers.batch.books import all_done
-from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.plan import BatchPlan, make_plan
-from suture.workers.batch.runner import BatchError, BatchOptions, BatchRun
+from suture.workers.batch.runner import BatchError, BatchRun
 from suture.workers.cli import UsageError
+from suture.workers.cli.batch_args import batch_options, check_args, questions_arg
 from suture.workers.cli.batch_dry_run import print_dry_run
-from suture.workers.cli.common import add_teaching_flags, settings_from, teaching_params
+from suture.workers.cli.common import add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
 from suture.workers.local import discovery, shutdown
 from suture.workers.local.stack import LocalStack, StackError
-from suture.workers.output_folder import OutputFolderError, check_out_dir
+from suture.workers.output_folder import OutputFolderError
 from suture.workers.store.job_store import StoreError
 
 
@@ -61,10 +61,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--questions",
-        type=_questions,
+        type=questions_arg,
         default=None,
         metavar="N|auto",
-        help="questions per quiz; auto (default): from each section's length (batch.auto_questions)",
+        help="questions per quiz; auto (default): from each section's length (batch.autoquestions_arg)",
     )
     parser.add_argument(
         "--policy",
@@ -93,12 +93,12 @@ def run(args: argparse.Namespace) -> int:
     """Check the arguments, read the documents, bring up what is missing, run the batch, report."""
     settings = settings_from(args)
     shared = None if args.dry_run or _redis_given(settings) else discovery.find()
-    _check(args, settings, shared)
+    check_args(args, settings, shared)
     farewell = _Farewell(Path(args.out), shutdown.current())
     plan = None if args.collect else _plan(args, settings)
     try:
         if plan is not None and args.dry_run:
-            print_dry_run(plan, settings, _options(args, settings, simulated=False))
+            print_dry_run(plan, settings, batch_options(args, settings, simulated=False))
             return 3 if plan.skipped else 0
         summary = _run_batch(args, settings, plan, shared, farewell)
     except (BatchError, StackError, StoreError, OutputFolderError) as exc:
@@ -128,72 +128,15 @@ def _run_batch(
     farewell: _Farewell,
 ) -> dict[str, Any]:
     if plan is not None:
-        idle = BatchRun(settings, _options(args, settings, simulated=False))
+        idle = BatchRun(settings, batch_options(args, settings, simulated=False))
         if plan.sections == 0 or all_done(
             idle.options.out_dir, plan, idle.options.contract, idle.section_params, idle.key, idle.skipped
         ):
             # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
             return idle.run(plan)
     with _runtime(settings, args, shared, farewell) as (live, simulated, private):
-        farewell.batch = BatchRun(live, _options(args, live, simulated=simulated, carry=private))
+        farewell.batch = BatchRun(live, batch_options(args, live, simulated=simulated, carry=private))
         return farewell.batch.run(plan, collect=args.collect)
-
-
-def _questions(text: str) -> int | None:
-    """``--questions``: a whole number (checked in ``_check``), or ``auto`` (None)."""
-    if text.strip().lower() == "auto":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a whole number or auto, got {text!r}") from None
-
-
-def _check(args: argparse.Namespace, settings: Settings, shared: discovery.StackAddress | None) -> None:
-    if args.questions is not None and args.questions < 1:
-        raise UsageError(f"--questions must be at least 1, got {args.questions}")
-    if args.concurrency is not None and args.concurrency < 1:
-        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.collect and args.inputs:
-        raise UsageError("--collect takes no INPUT: it gathers the batch recorded in --out DIR")
-    if args.dry_run and (args.collect or args.no_wait):
-        raise UsageError(
-            "--dry-run reads the inputs and estimates; it does not go with --collect or --no-wait"
-        )
-    if args.budget_usd is not None and not args.budget_usd > 0:
-        raise UsageError(f"--budget-usd must be more than 0, got {args.budget_usd:g}")
-    if not args.collect and not args.inputs:
-        raise UsageError("give at least one INPUT file or folder (or --collect)")
-    if (args.no_wait or args.collect) and not settings.broker_url and shared is None:
-        raise UsageError(
-            "--no-wait/--collect need a running cluster (SUTURE_BROKER_URL, or `suture up`); "
-            "the embedded stack stops when this command exits"
-        )
-    for raw in args.inputs:
-        if not Path(raw).exists():
-            raise UsageError(f"input not found: {raw}")
-    from suture.workers.admission import check_request
-    from suture.workers.batch.evaluation import job_params
-    from suture.workers.cli.policy_arg import policy_arg
-    from suture.workers.errors import InvalidJob
-
-    if str(args.contract).lower().endswith((".yaml", ".yml", ".json")):
-        raise UsageError(
-            f"--contract {args.contract}: a batch's jobs name a contract its workers know; "
-            "add the file under `contracts:` in suture.yaml"
-        )
-    try:  # a bad contract, policy or parameter is the user's to fix before any job runs
-        chosen = policy_arg(args.policy, settings)  # a file is read here, never by a worker
-        questions = args.questions or settings.batch.auto_questions.max_questions
-        params = job_params(args.contract, questions) | teaching_params(args)
-        check_request(args.contract, params, chosen.name, settings, chosen.rules)
-    except InvalidJob as exc:
-        raise UsageError(str(exc)) from None
-    if not args.dry_run:  # a dry run writes nothing
-        try:
-            check_out_dir(args.out, OUTPUT_NAMES)  # before any stack starts or any document is read
-        except OutputFolderError as exc:
-            raise UsageError(f"--out: {exc}") from None
 
 
 def _redis_given(settings: Settings) -> bool:
@@ -261,28 +204,6 @@ class _Farewell:
             done = "no job had been enqueued yet"
         kept = f"the quizzes and traces of finished jobs are in {self.out}/"
         return f"suture batch: interrupted; {done}; {kept}; to go on, rerun: {self.stop.rerun()}"
-
-
-def _options(
-    args: argparse.Namespace, settings: Settings, *, simulated: bool, carry: bool = False
-) -> BatchOptions:
-    from suture.workers.cli.policy_arg import policy_arg
-
-    chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
-    return BatchOptions(
-        inputs=tuple(args.inputs),
-        out_dir=Path(args.out),
-        questions=args.questions,
-        policy=chosen.name,
-        policy_rules=chosen.rules,
-        jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
-        wait=not args.no_wait,
-        simulated=simulated,
-        budget_usd=args.budget_usd,
-        contract=args.contract,
-        knobs=teaching_params(args),
-        carry=carry,
-    )
 
 
 def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
