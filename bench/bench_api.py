@@ -73,9 +73,12 @@ async def open_loop(base: str, rate: float, seconds: float, connections: int = 6
             idle.put_nowait(connection)
         samples.append((time.perf_counter() - t0) * 1000)
 
-    for _ in range(50):
-        await one(time.perf_counter())
+    # Warm every server process (each loads the producer's machinery on its first request): requests
+    # on all the connections at once, so the kernel spreads them over the processes sharing the port.
+    for _ in range(4):
+        await asyncio.gather(*(one(time.perf_counter()) for _ in range(connections)))
     samples.clear()
+    failures = 0
     started = time.perf_counter()
     tasks = []
     for i in range(int(rate * seconds)):
