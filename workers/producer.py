@@ -144,6 +144,7 @@ def enqueue(
     meta: dict[str, Any] | None = None,
     tenant: str | None = None,
     settings: Settings | None = None,
+    batch_api: str = "off",
 ) -> JobHandle:
     """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
 
@@ -164,9 +165,11 @@ def enqueue(
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
         job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
-        callback=callback, batch=batch,
+        callback=callback, batch=batch, batch_api=batch_api,
     )  # fmt: skip
-    deadline_s = time.time() + settings.worker.job_deadline_s
+    # A job through the Batch API waits for its batch's completion window: it gets a deadline to match.
+    waits = settings.batch_api.job_deadline_s if batch_api != "off" else settings.worker.job_deadline_s
+    deadline_s = time.time() + waits
     store = get_store(settings)
     key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored(), tenant)
     found, created, stored_sha256 = store.create(

@@ -41,6 +41,7 @@ from suture.workers.runtime.app import (
     app,
     waiting_messages,
 )
+from suture.workers.runtime.batch_tasks import build_rounds
 from suture.workers.runtime.kombu_patches import patch_redis_transport
 from suture.workers.runtime.publish import publish
 from suture.workers.store.job_store import StoreUnavailable, get_store
@@ -94,15 +95,18 @@ def flow() -> Flow:
 
     settings = worker_settings()
     client = _model_client(settings)
-    simulated = lambda: bool(getattr(client, "simulated", False))  # noqa: E731
+    dispatcher = CeleryDispatcher(settings)
+    batch = build_rounds(settings, dispatcher)
+    simulated = lambda: bool(getattr(client, "simulated", False) or batch.service.simulated)  # noqa: E731
     on_simulation(simulated)
     return Flow(
         settings=settings,
         store=get_store(settings),
         caller=_limited_caller(settings, client.call),
-        dispatcher=CeleryDispatcher(settings),
+        dispatcher=dispatcher,
         simulated=simulated,
         observer=RuntimeObserver(settings),
+        batch=batch,
     )
 
 
