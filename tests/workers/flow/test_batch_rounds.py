@@ -77,7 +77,9 @@ def results_of(stack: CeleryStack, job_ids: list[str], timeout_s: float) -> dict
 def rounds_of(stack: CeleryStack) -> dict[str, dict[str, str]]:
     """Every Batch API round the job store holds, by id."""
     client = get_store(stack.settings).redis
-    names = [str(k) for k in client.scan_iter(match="suture:batchapi:round:*") if not str(k).endswith(":lines")]
+    names = [
+        str(k) for k in client.scan_iter(match="suture:batchapi:round:*") if not str(k).endswith(":lines")
+    ]
     return {name.rsplit(":", 1)[-1]: dict(client.hgetall(name)) for name in names}
 
 
@@ -148,7 +150,9 @@ def test_failed_lines_and_an_expired_batch_become_failed_calls_the_policy_retrie
     results = results_of(stack, job_ids, 180)
 
     # Then the lines the expired batch never ran (and the failed lines) are failed calls in the traces,
-    errors = [a["error"] for r in results.values() for a in r["attempts"] if a["outcome"] == "transport_error"]
+    errors = [
+        a["error"] for r in results.values() for a in r["attempts"] if a["outcome"] == "transport_error"
+    ]
     assert any("batch_expired" in e for e in errors), errors
     # ...which the policy retried through later rounds, and every job ended with a clean trace
     assert all(not trace_problems(r) for r in results.values())
