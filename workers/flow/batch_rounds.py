@@ -151,7 +151,15 @@ class BatchRounds:
         return "submitted"
 
     def _poll(self, round_id: str, fields: dict[str, str]) -> str:
-        view = self.service.retrieve(fields["batch_id"])
+        try:
+            view = self.service.retrieve(fields["batch_id"])
+        except BatchApiError as exc:
+            if exc.status != 404:
+                raise
+            # The endpoint no longer knows the batch (a restarted simulator; never OpenAI within its
+            # window): its lines end as failed calls, and their jobs' policies go on from there.
+            log.warning("batch round %s: batch %s is gone: %s", round_id, fields["batch_id"], exc)
+            view = BatchView(fields["batch_id"], "lost", None, None, {})
         self.lines.count_poll(round_id)
         if not view.ended:
             self._later(round_id)

@@ -4,8 +4,8 @@ One round is one batch: its JSONL uploaded with purpose ``batch``, the batch cre
 id in ``metadata`` (``suture_round``), so ``find`` recognises a batch created by a round task that
 died before it recorded the id, and the round never submits twice. Errors::
 
-    BatchApiError(operation, detail)   a Files/Batch call failed (status or transport); the round
-                                       task tries again at its next poll. str() is redacted.
+    BatchApiError(operation, detail, status)   a Files/Batch call failed (HTTP status, None: transport);
+                                               the round task tries again at its next poll. Redacted.
 
 The SDK's own retries are off, as in the model client: a failed call is retried by the next poll.
 """
@@ -24,17 +24,19 @@ from suture.workers.model.client import NO_KEY_PLACEHOLDER, SIMULATION_HEADER
 
 ROUND_KEY = "suture_round"
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
-TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+# "lost": suture's own status for a batch the endpoint no longer knows (404).
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled", "lost"})
 _LIST_PAGE = 100
 
 
 class BatchApiError(Exception):
     """A Files or Batch API call failed; ``operation`` names it, ``detail`` says why (redacted)."""
 
-    def __init__(self, operation: str, detail: str) -> None:
+    def __init__(self, operation: str, detail: str, status: int | None = None) -> None:
         super().__init__(f"batch API {operation} failed: {detail}")
         self.operation = operation
         self.detail = detail
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,8 @@ class BatchClient:
         try:
             return call()
         except openai.APIStatusError as exc:
-            raise BatchApiError(operation, self._redact(f"HTTP {exc.status_code}: {exc.message}")) from None
+            detail = self._redact(f"HTTP {exc.status_code}: {exc.message}")
+            raise BatchApiError(operation, detail, exc.status_code) from None
         except openai.APIError as exc:
             raise BatchApiError(operation, self._redact(f"{type(exc).__name__}: {exc}")) from None
 

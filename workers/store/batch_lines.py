@@ -24,14 +24,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-Arg = str | int | float
-
 import redis
 
 from suture.workers.store.batch_scripts import ADD_LINE, CLAIM, CLOSE
 from suture.workers.store.errors import guarded
 
 ADDED, WAITING, ANSWERED = 1, 0, 2
+Arg = str | int | float  # what a script argument or hash field may be
 
 
 class BatchLines:
