@@ -118,6 +118,11 @@ def admit(
     return Admission(spec, request.policy)
 
 
+def job_deadline_s(settings: Settings, spec: JobSpec) -> float:
+    """How long a job may run: through the Batch API, long enough for its batches' window."""
+    return settings.batch_api.job_deadline_s if spec.batch_api != "off" else settings.worker.job_deadline_s
+
+
 def check_batch_api(mode: str) -> None:
     """Raise ``InvalidJob`` unless ``mode`` is a Batch API mode (``suture.tasks.batch_mode``)."""
     known = ("off", "all", "first")

@@ -27,7 +27,6 @@ from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
 from suture.tasks.job import Finish, JobState, RunFix, RunFull, RunSurgical
 from suture.workers.flow import late
-from suture.workers.flow.batch_rounds import AWAITING, BatchRounds, goes_through_batch
 from suture.workers.flow.delivery import ALREADY_ENDED, Delivery
 from suture.workers.flow.executions import Execution, Executions
 from suture.workers.flow.observer import SILENT, Observer, Progress
@@ -80,8 +79,6 @@ class Flow:
     # Asked each time: the model client learns it talks to a simulator from its first reply.
     simulated: Callable[[], bool] = lambda: False
     observer: Observer = SILENT
-    # OpenAI's Batch API for the jobs that ask for it (None: every call online).
-    batch: BatchRounds | None = None
 
     @cached_property
     def planner(self) -> Planner:
@@ -120,9 +117,7 @@ class Flow:
         self.observer.running(
             Progress.of(state, action.step_index, n, f"attempt {n}: full, {action.call.model}")
         )
-        reply = self._call(record, action.call, n)
-        if reply is None:
-            return AWAITING  # its batch round sends this attempt again with the reply
+        reply = self.caller(action.call)
         new_state = engine.apply_full(state, action, reply)
         return self._save_and_advance(record, n, new_state)
 
@@ -147,10 +142,7 @@ class Flow:
                 return "poisoned"
             doing = f"attempt {n}: slice {pointer} of {len(action.calls)}, {action.model}"
             self.observer.running(Progress(job_id, action.step_index, n, len(action.calls), doing))
-            answer = self._call(record, action.calls[pointer], n, pointer)
-            if answer is None:
-                return AWAITING
-            reply = answer.model_dump(mode="json")
+            reply = self.caller(action.calls[pointer]).model_dump(mode="json")
         outcome = self.store.put_slice(job_id, n, pointer, reply or {}, expected=len(action.calls))
         complete = outcome.count >= len(action.calls)
         # A redelivered slice whose reply was already in re-sends the merge: the worker that
@@ -200,8 +192,6 @@ class Flow:
         A lost message's job is nudged once the backlog is through, or ends at its deadline.
         """
         now = time.time() if now_s is None else now_s
-        if self.batch is not None:
-            self.batch.sweep(now)
         republish_due(self.store, self.dispatcher.callback, now, lease_s=self.settings.webhook.pickup_lease_s)
         overdue = self.store.watchlist.overdue(now)
         for job_id in overdue:  # the delivery writes the reason, from the job's own deadline
@@ -236,14 +226,6 @@ class Flow:
         self._dispatch(record, state, action)
 
     # -- internals ---------------------------------------------------------------------------
-    def _call(
-        self, record: JobRecord, call: ModelCall, n: int, pointer: str | None = None
-    ) -> ModelReply | None:
-        """The model's reply, online or from the job's Batch API line (None: it waits for its batch)."""
-        if self.batch is not None and goes_through_batch(record.spec, n, pointer):
-            return self.batch.call(record.job_id, record.spec, call, n, pointer)
-        return self.caller(call)
-
     def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> str:
         action = self.planner.next(state, record)
         if isinstance(action, Finish):

@@ -54,7 +54,7 @@ def batch_round(self: Task, round_id: str) -> Any:
     """Submit, poll or collect one Batch API round; returns the round's status."""
     from suture.workers.runtime.tasks import flow
 
-    rounds = flow().batch
+    rounds = getattr(flow(), "rounds", None)
     if rounds is None:
         return "no batch api"
     try:

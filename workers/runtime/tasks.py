@@ -33,6 +33,7 @@ from kombu.exceptions import OperationalError
 from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
+from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import (
@@ -99,14 +100,14 @@ def flow() -> Flow:
     batch = build_rounds(settings, dispatcher)
     simulated = lambda: bool(getattr(client, "simulated", False) or batch.service.simulated)  # noqa: E731
     on_simulation(simulated)
-    return Flow(
+    return BatchFlow(
         settings=settings,
         store=get_store(settings),
         caller=_limited_caller(settings, client.call),
         dispatcher=dispatcher,
         simulated=simulated,
         observer=RuntimeObserver(settings),
-        batch=batch,
+        rounds=batch,
     )
 
 
