@@ -101,6 +101,7 @@ def test_a_stopped_batch_api_run_resumes_polling_the_same_batch(
     traces = [json.loads(p.read_text()) for p in (out / "traces").glob("*.json")]
     assert report["delivered"] + report["soft_delivered"] == len(traces) == submitted["requests"]["total"]
     assert all(t["attempts"][0]["batch_id"] for t in traces)
+    assert report["batch_api_attempts"] == len(traces)  # first attempts only: repairs went online
 
 
 def test_batch_api_on_a_store_that_ends_with_the_command_is_refused(tmp_path: Path) -> None:
