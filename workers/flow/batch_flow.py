@@ -97,7 +97,7 @@ class BatchFlow(Flow):
                 return online(model_call)
             if not goes_through_batch(step.spec, step.n, step.pointer):
                 return online(model_call)
-            reply = self.rounds.call(step.job_id, step.spec, model_call, step.n, step.pointer)
+            reply = self.rounds.call(step.job_id, model_call, step.n, step.pointer)
             if reply is None:
                 raise AwaitingBatch(step.job_id, step.n, step.pointer)
             return reply

@@ -77,9 +77,7 @@ class BatchRounds:
     send_round: Callable[[str], None]  # publishes suture.batch_round(round_id)
 
     # -- the steps' side ------------------------------------------------------------------------
-    def call(
-        self, job_id: str, spec: dict[str, Any], call: ModelCall, n: int, pointer: str | None = None
-    ) -> ModelReply | None:
+    def call(self, job_id: str, call: ModelCall, n: int, pointer: str | None = None) -> ModelReply | None:
         """The reply of call ``n`` (of the slice at ``pointer``) if it went through a finished batch;
         None when it now waits for one. Only for calls ``through_batch`` says go this way."""
         line_id = custom_id(job_id, n, pointer)
@@ -170,7 +168,7 @@ class BatchRounds:
         replies = read_results(
             view.id, models, files, self.settings.prices, status=view.status, simulated=self.service.simulated
         )
-        self.lines.put_replies({k: r.model_dump(mode="json") for k, r in replies.items()})
+        self.lines.put_replies({k: self._redacted(r).model_dump(mode="json") for k, r in replies.items()})
         self.lines.update(round_id, status="collected", batch_status=view.status)
         log.info(
             "batch round %s: batch %s %s, %d repl(ies) stored", round_id, view.id, view.status, len(replies)
@@ -194,6 +192,15 @@ class BatchRounds:
             self.steps.slices(job_id, n, sorted(pointers))
         self.lines.close(round_id, sorted({str(e["job_id"]) for e in lines.values()}))
         return "collected"
+
+    def _redacted(self, reply: ModelReply) -> ModelReply:
+        """An error reply's text without a configured secret (the provider's message goes into traces)."""
+        if reply.error is None:
+            return reply
+        text = reply.error
+        for secret in self.settings.secrets():
+            text = text.replace(secret, "[redacted]")
+        return reply.model_copy(update={"error": text})
 
     def _later(self, round_id: str) -> None:
         self.lines.update(round_id, next_poll_s=time.time() + self.settings.batch_api.poll_s)

@@ -12,6 +12,7 @@ The SDK's own retries are off, as in the model client: a failed call is retried 
 
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -27,6 +28,7 @@ ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
 # "lost": suture's own status for a batch the endpoint no longer knows (404).
 TERMINAL = frozenset({"completed", "failed", "expired", "cancelled", "lost"})
 _LIST_PAGE = 100
+_FILE_ID = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 
 class BatchApiError(Exception):
@@ -112,7 +114,9 @@ class BatchClient:
         )
 
     def content(self, file_id: str) -> bytes:
-        """A file's bytes (a batch's output or error file)."""
+        """A file's bytes (a batch's output or error file); an id that is not one (it goes in a URL) is refused."""
+        if not _FILE_ID.fullmatch(file_id):
+            raise BatchApiError("download", f"not a file id: {file_id[:40]!r}")
         sdk = self._client()
         raw = self._guard("download", lambda: sdk.get(f"/files/{file_id}/content", cast_to=httpx2.Response))
         if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":

@@ -108,10 +108,9 @@ def test_a_line_is_recorded_once_and_its_reply_found_after_the_round(
 ) -> None:
     # Given a job's attempt 1 asked twice (a redelivered task) and a slice of attempt 2
     made, sent = rounds()
-    spec: dict[str, Any] = {"batch_api": "all"}
-    assert made.call("job1", spec, _call("one"), 1) is None
-    assert made.call("job1", spec, _call("one"), 1) is None
-    assert made.call("job2", spec, _call("two"), 2, "/questions/1") is None
+    assert made.call("job1", _call("one"), 1) is None
+    assert made.call("job1", _call("one"), 1) is None
+    assert made.call("job2", _call("two"), 2, "/questions/1") is None
 
     # When the sweep claims them and the round runs to its end
     sent_rounds = made.sweep(time.time() + 1)
@@ -121,7 +120,7 @@ def test_a_line_is_recorded_once_and_its_reply_found_after_the_round(
     # Then one batch held the two lines; each step was sent again and finds its reply
     assert _batch_count(sim) == 1
     assert sent.attempts == [("job1", 1)] and sent.sliced == [("job2", 2, ["/questions/1"])]
-    reply = made.call("job1", spec, _call("one"), 1)
+    reply = made.call("job1", _call("one"), 1)
     assert reply is not None and reply.batch_id and reply.text
     assert reply.cost_usd is not None and reply.cost_usd > 0
     # ...and a step asking again after the round records no new line
@@ -133,7 +132,7 @@ def test_a_round_killed_between_creating_its_batch_and_recording_it_does_not_sub
 ) -> None:
     # Given a claimed round whose batch was created by a task killed before it recorded the batch id
     made, _ = rounds()
-    assert made.call("job3", {"batch_api": "all"}, _call("three"), 1) is None
+    assert made.call("job3", _call("three"), 1) is None
     (round_id,) = made.sweep(time.time() + 1)
     lines = made.lines.lines(round_id)
     made.service.submit(round_id, [json.dumps(e["request"]) for e in lines.values()])
