@@ -13,6 +13,7 @@ thread's context (Celery runs one task per thread), and ``caller`` is wrapped to
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +26,8 @@ from suture.workers.flow.batch_rounds import AWAITING, BatchRounds, goes_through
 from suture.workers.flow.executions import Execution
 from suture.workers.flow.job_flow import Flow
 from suture.workers.store.records import TaskOpening
+
+log = logging.getLogger(__name__)
 
 
 class AwaitingBatch(Exception):
@@ -79,7 +82,10 @@ class BatchFlow(Flow):
         """The flow's watchdog sweep, after the Batch API rounds' (claim waiting lines, send due rounds)."""
         now = time.time() if now_s is None else now_s
         if self.rounds is not None:
-            self.rounds.sweep(now)
+            try:
+                self.rounds.sweep(now)
+            except Exception:  # the rounds' trouble must not keep the deadlines unwatched
+                log.exception("batch API sweep failed; the job watchdog sweeps on")
         return super().watchdog(now)
 
     @contextmanager
