@@ -154,6 +154,7 @@ def test_failed_lines_and_an_expired_batch_become_failed_calls_the_policy_retrie
         a["error"] for r in results.values() for a in r["attempts"] if a["outcome"] == "transport_error"
     ]
     assert any("batch_expired" in e for e in errors), errors
+    assert any("HTTP 500" in e for e in errors), errors  # a line failed inside a batch (its error file)
     # ...which the policy retried through later rounds, and every job ended with a clean trace
     assert all(not trace_problems(r) for r in results.values())
     assert stats(sim)["batches"]["count"] >= 2
