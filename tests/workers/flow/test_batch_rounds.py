@@ -176,6 +176,8 @@ def test_restarted_and_killed_workers_poll_the_same_batch(
     second = stack.start_worker(concurrency=4)
     wait_until(lambda: any(int(r.get("polls", 0)) > 0 for r in rounds_of(stack).values()), 30, "a poll")
     second.kill()
+    # (killed while the batch was still running: the round is submitted, not yet collected)
+    assert [r["status"] for r in rounds_of(stack).values()] == ["submitted"]
     stack.start_worker(concurrency=4)
     results = results_of(stack, job_ids, 90)
 
