@@ -42,6 +42,8 @@ from suture.workers.store.batch_lines import ANSWERED, BatchLines
 log = logging.getLogger(__name__)
 
 AWAITING = "awaiting_batch"
+# A round whose batch cannot be created this many times in a row ends its lines as failed calls.
+MAX_SUBMIT_TRIES = 5
 
 
 class BatchService(Protocol):
@@ -136,14 +138,26 @@ class BatchRounds:
     def _submit(self, round_id: str, fields: dict[str, str]) -> str:
         if not self.lines.lock_submit(round_id, self.settings.batch_api.lease_s):
             return "claimed:busy"  # another task is submitting it; the sweep sends this round again
-        batch_id = self.service.find(round_id, float(fields.get("created_s") or 0))
-        lines = self.lines.lines(round_id)
-        if batch_id is None:
-            requests = [_dumps(entry["request"]) for _, entry in sorted(lines.items())]
-            batch_id = self.service.submit(round_id, requests)
-            log.info("batch round %s: batch %s created with %d line(s)", round_id, batch_id, len(requests))
-        else:
-            log.warning("batch round %s: batch %s was created before a crash; polling it", round_id, batch_id)
+        try:
+            batch_id = self.service.find(round_id, float(fields.get("created_s") or 0))
+            if batch_id is not None:
+                log.warning(
+                    "batch round %s: batch %s was created before a crash; polling it", round_id, batch_id
+                )
+            else:
+                lines = self.lines.lines(round_id)
+                requests = [_dumps(entry["request"]) for _, entry in sorted(lines.items())]
+                batch_id = self.service.submit(round_id, requests)
+                log.info(
+                    "batch round %s: batch %s created with %d line(s)", round_id, batch_id, len(requests)
+                )
+        except BatchApiError as exc:
+            # Not created, or created without an answer: the next try looks for it first, then submits.
+            self.lines.unlock_submit(round_id)
+            if self.lines.count_failure(round_id) < MAX_SUBMIT_TRIES:
+                raise
+            log.error("batch round %s: not submitted after %d tries: %s", round_id, MAX_SUBMIT_TRIES, exc)
+            return self._collect(round_id, BatchView(f"(none: {exc})", "unsubmitted", None, None, {}))
         self.lines.update(round_id, status="submitted", batch_id=batch_id)
         self._later(round_id)
         return "submitted"
@@ -162,6 +176,10 @@ class BatchRounds:
         if not view.ended:
             self._later(round_id)
             return view.status
+        return self._collect(round_id, view)
+
+    def _collect(self, round_id: str, view: BatchView) -> str:
+        """Store one reply per line of the ended batch (an error for a line without a result), send the steps."""
         lines = self.lines.lines(round_id)
         files = [self.service.content(f) for f in (view.output_file_id, view.error_file_id) if f]
         models = {line_id: str(entry["model"]) for line_id, entry in lines.items()}

@@ -117,6 +117,10 @@ class BatchLines:
         """Count one poll of a round's batch; how many so far."""
         return int(guarded(lambda: self.redis.hincrby(self._round(round_id), "polls", 1)))
 
+    def count_failure(self, round_id: str) -> int:
+        """Count one failed submission of a round; how many so far."""
+        return int(guarded(lambda: self.redis.hincrby(self._round(round_id), "failures", 1)))
+
     def take_lease(self, round_id: str, lease_s: float) -> bool:
         """True if no round task holds ``round_id``'s lease; it is held for ``lease_s`` from now."""
         key = self._lease(round_id)
@@ -130,6 +134,10 @@ class BatchLines:
         """True if this task may submit the round's batch (no other one is doing it)."""
         key = self._submit(round_id)
         return bool(guarded(lambda: self.redis.set(key, "1", nx=True, px=max(1, int(lease_s * 1000)))))
+
+    def unlock_submit(self, round_id: str) -> None:
+        """The submission failed: the next round task may try (it looks for the batch first)."""
+        guarded(lambda: self.redis.delete(self._submit(round_id)))
 
     def close(self, round_id: str, job_ids: list[str]) -> None:
         """The round is done: its lines' jobs were sent on; forget where its lines were."""

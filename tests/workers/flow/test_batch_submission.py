@@ -19,7 +19,7 @@ import pytest
 
 from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall
-from suture.workers.flow.batch_rounds import BatchRounds
+from suture.workers.flow.batch_rounds import MAX_SUBMIT_TRIES, BatchRounds
 from suture.workers.model.batch_client import BatchClient
 from suture.workers.simulator import SimulatorHandle, start_simulator
 from suture.workers.simulator.batches import BatchOptions
@@ -145,3 +145,40 @@ def test_a_round_killed_between_creating_its_batch_and_recording_it_does_not_sub
     # Then it found and polled the batch already created: still one batch, and the job was sent on
     assert _batch_count(sim) == 1
     assert sent.attempts == [("job3", 1)]
+
+
+def test_a_round_that_cannot_be_submitted_ends_its_lines_as_failed_calls(
+    rounds: Callable[[], tuple[BatchRounds, SentSteps]],
+) -> None:
+    # Given an endpoint that refuses every new batch (the simulator holds its maximum of one, already used)
+    full = start_simulator("realistic", 0.0, seed=1, batch_options=BatchOptions(delay_s=0.3, max_batches=1))
+    try:
+        made, sent = rounds()
+        made.service = BatchClient(_settings(full.base_url))
+        made.service.submit(
+            "someone-else",
+            [
+                json.dumps(
+                    {
+                        "custom_id": "x",
+                        "method": "POST",
+                        "url": "/v1/chat/completions",
+                        "body": {"model": "gpt-5-nano", "messages": [{"role": "user", "content": "hi"}]},
+                    }
+                )
+            ],
+        )
+        assert made.call("job4", _call("four"), 1) is None
+        (round_id,) = made.sweep(time.time() + 1)
+
+        # When its round task tries to submit it, again and again
+        outcomes = [made.advance(round_id) for _ in range(MAX_SUBMIT_TRIES)]
+
+        # Then it retries (looking for the batch first each time), and at the last try gives up on it:
+        assert outcomes == ["claimed:retry"] * (MAX_SUBMIT_TRIES - 1) + ["collected"]
+        # ...the line is a failed call its job's policy handles, and the job is sent on
+        reply = made.call("job4", _call("four"), 1)
+        assert reply is not None and reply.error_kind == "unavailable" and "unsubmitted" in str(reply.error)
+        assert sent.attempts == [("job4", 1)]
+    finally:
+        full.stop()
