@@ -21,4 +21,6 @@ class ModelPrice(BaseModel):
     input_per_1m_usd: float = Field(ge=0)
     cached_input_per_1m_usd: float = Field(ge=0)
     output_per_1m_usd: float = Field(ge=0)
+    # The share of these prices a call through the Batch API pays (OpenAI: half, on input and output).
+    batch_price_ratio: float = Field(0.5, gt=0, le=1)
     context_tokens: int | None = Field(None, ge=1)  # input + output tokens of one request; None: unknown

@@ -23,6 +23,7 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from suture.config.batch_api_settings import BatchApiSettings
 from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
 from suture.config.models import ModelPrice as ModelPrice
@@ -173,6 +174,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)
+    batch_api: BatchApiSettings = Field(default_factory=BatchApiSettings)
     estimate: EstimateSettings = Field(default_factory=EstimateSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)

@@ -61,5 +61,7 @@ class ModelReply(BaseModel):
     transport_retries: int = 0
     # True when the endpoint declared itself a simulation (suture's simulator sends x-suture-simulated).
     simulated: bool = False
+    # The OpenAI batch the call went through (None: sent online); priced at the Batch API's rate.
+    batch_id: str | None = None
     error: str | None = None
     error_kind: Literal["auth", "bad_request", "unavailable", "not_found"] | None = None

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from suture.config.batch_api_settings import BatchApiMode
 from suture.config.settings import ModelPrice, Settings
 from suture.tasks.errors import UnreadableSpec
 
@@ -73,6 +74,8 @@ class JobSpec(BaseModel):
     batch: str | None = None  # groups jobs whose valid outputs become examples for each other's retries
     # A person's feedback, one entry per resume (``engine.resume``); every later prompt carries it.
     feedback: list[str] = Field(default_factory=list)
+    # Which model calls go through OpenAI's Batch API (``suture.tasks.batch_mode``); stored only when not off.
+    batch_api: BatchApiMode = "off"
     simulated: bool = False
     options: EngineOptions = Field(default_factory=EngineOptions)
 
@@ -103,7 +106,10 @@ class JobSpec(BaseModel):
 
     def stored(self) -> dict[str, Any]:
         """The spec as the job store keeps it (JSON; without the worker's ``simulated`` and ``options``)."""
-        return self.model_dump(mode="json", exclude=set(WORKER_FIELDS))
+        # ``batch_api`` off is left out: a spec without it reads as off, and a job's request (its
+        # idempotency digest) stays what it was before the Batch API existed.
+        off = {"batch_api"} if self.batch_api == "off" else set()
+        return self.model_dump(mode="json", exclude=set(WORKER_FIELDS) | off)
 
     def public(self) -> dict[str, Any]:
         """What a result or trace shows of the spec: ``contract`` (its name), ``contract_params`` (the

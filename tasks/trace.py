@@ -51,6 +51,7 @@ class AttemptRecord(BaseModel):
     cost_usd: float | None = None
     latency_ms: float = 0.0
     transport_retries: int = 0
+    batch_id: str | None = None  # the OpenAI batch its call(s) went through (None: online)
     example_tier: int | None = None
     example_tokens: int | None = None
     example_truncated: bool | None = None

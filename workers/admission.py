@@ -94,9 +94,11 @@ def admit(
     policy_rules: dict[str, Any] | None = None,
     callback: str | None = None,
     batch: str | None = None,
+    batch_api: str = "off",
 ) -> Admission:
     """The job's spec and policy if a worker can run it; raises ``InvalidJob`` (nothing stored)."""
     request = check_request(contract, params or {}, policy, settings, policy_rules)
+    check_batch_api(batch_api)
     if callback is not None:
         check_callback_of_job(callback, settings)
     source = document_text(input, settings.max_input_bytes)
@@ -109,10 +111,25 @@ def admit(
         policy_rules=request.policy_rules,
         callback=callback,
         batch=batch,
+        batch_api=batch_api,
         options=EngineOptions.from_settings(settings),
     )
     check_size(spec, request.policy, settings)
     return Admission(spec, request.policy)
+
+
+def job_deadline_s(settings: Settings, spec: JobSpec) -> float:
+    """How long a job may run: through the Batch API, long enough for its batches' window."""
+    return settings.batch_api.job_deadline_s if spec.batch_api != "off" else settings.worker.job_deadline_s
+
+
+def check_batch_api(mode: str) -> None:
+    """Raise ``InvalidJob`` unless ``mode`` is a Batch API mode (``suture.tasks.batch_mode``)."""
+    known = ("off", "all", "first")
+    if mode not in known:
+        raise InvalidJob(
+            f"batch_api must be one of {', '.join(known)}", field="batch_api", value=mode, known=known
+        )
 
 
 def check_callback_of_job(callback: str, settings: Settings) -> None:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from suture.config.settings import Settings, load_settings
-from suture.workers.admission import admit
+from suture.workers.admission import admit, job_deadline_s
 from suture.workers.errors import (
     BrokerUnavailable,
     IdempotencyConflict,
@@ -143,8 +143,8 @@ def enqueue(
     batch: str | None = None,
     meta: dict[str, Any] | None = None,
     tenant: str | None = None,
-    settings: Settings | None = None,
-) -> JobHandle:
+    settings: Settings | None = None, batch_api: str = "off",
+) -> JobHandle:  # fmt: skip
     """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
 
     ``input`` is the document's text (or its bytes, decoded as a text file is); ``params`` the
@@ -157,6 +157,7 @@ def enqueue(
     IdempotencyConflict: a caller never receives a job another request created. ``tenant`` scopes the
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
     tenant (``get_job``, ``cancel``, ``resume``) find another tenant's job as no job (``JobNotFound``).
+    ``batch_api`` (off, all, first): which model calls go through OpenAI's Batch API (``tasks.batch_mode``).
     """
     settings = _settings(settings)
     tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
@@ -164,15 +165,14 @@ def enqueue(
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
         job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
-        callback=callback, batch=batch,
+        callback=callback, batch=batch, batch_api=batch_api,
     )  # fmt: skip
-    deadline_s = time.time() + settings.worker.job_deadline_s
     store = get_store(settings)
     key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored(), tenant)
     found, created, stored_sha256 = store.create(
         job_id,
         admitted.spec.stored(),
-        deadline_s=deadline_s,
+        deadline_s=time.time() + job_deadline_s(settings, admitted.spec),
         idempotency_key=key,
         request_sha256=request_sha256,
         meta=meta,
@@ -269,7 +269,7 @@ def resume(
     except engine.EngineError as exc:
         raise InvalidJob(exc.problem, field="target") from None
     spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
-    deadline_s = time.time() + settings.worker.job_deadline_s
+    deadline_s = time.time() + job_deadline_s(settings, spec)
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
     _publish_first_attempt(job_id, settings, n=record.version + 1, consequence=_stays_queued(job_id))

@@ -30,7 +30,9 @@ class BatchBudget:
         self.estimator: Estimator | None = None
         if self.limit_usd is not None:
             questions = options.questions or settings.batch.auto_questions.max_questions
-            self.estimator = Estimator(settings, batch_policy(settings, options), questions)
+            self.estimator = Estimator(
+                settings, batch_policy(settings, options), questions, options.batch_api
+            )
 
     def admits(self, section: Section, questions: int | None, report: BatchReport) -> bool:
         """Whether ``section``'s job (of ``questions``) fits; if so its expected cost is held for it."""

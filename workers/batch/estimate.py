@@ -33,8 +33,8 @@ class JobEstimate:
 class Estimator:
     """Estimates jobs of one batch: fixed prompt size, price and speed of the policy's first model."""
 
-    def __init__(self, settings: Settings, policy: Policy, questions: int) -> None:
-        self.policy, self.questions = policy, questions
+    def __init__(self, settings: Settings, policy: Policy, questions: int, batch_api: str = "off") -> None:
+        self.policy, self.questions, self.batch_api = policy, questions, batch_api
         step = policy.steps[0]
         self.model = step.model
         contract = get_contract("quiz", questions=questions, rules=settings.quiz)
@@ -74,10 +74,14 @@ class Estimator:
             latency = (
                 self.speed.first_token_s + output_tokens / self.speed.output_tokens_per_s
             ) * time_factor
+        if first is None or self.price is None:
+            return JobEstimate(first_attempt_usd=None, cost_usd=None, latency_s=latency)
+        # Through the Batch API a call pays batch_price_ratio of its price: every call (all), or the
+        # first attempt only (first: its repairs go online).
+        ratio = self.price.batch_price_ratio if self.batch_api != "off" else 1.0
+        repairs = first * (cost_factor - 1) * (ratio if self.batch_api == "all" else 1.0)
         return JobEstimate(
-            first_attempt_usd=first,
-            cost_usd=None if first is None else first * cost_factor,
-            latency_s=latency,
+            first_attempt_usd=first * ratio, cost_usd=first * ratio + repairs, latency_s=latency
         )
 
 

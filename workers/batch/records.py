@@ -88,6 +88,7 @@ class BatchOptions:
     contract: str = CONTRACT
     carry: bool = False  # an embedded stack: jobs in flight at Ctrl-C saved, finished by a rerun (``carry``)
     knobs: dict[str, Any] = field(default_factory=dict)  # question_kinds, language, difficulty, audience
+    batch_api: str = "off"  # off | all | first: which calls go through OpenAI's Batch API (tasks.batch_mode)
 
 
 def idempotency_key(
@@ -96,11 +97,14 @@ def idempotency_key(
     policy: str | None,
     contract: str = CONTRACT,
     policy_rules: dict[str, Any] | None = None,
+    batch_api: str = "off",
 ) -> str:
     """Same contract, section text, parameters (rules included; the advisory ``avoid_questions`` aside)
     and policy (a file's content too) -> same job, wherever the file lives; an edited policy file makes
-    new jobs. Also the section's ledger key."""
-    policy_tag = f"{policy or ''}{_rules_tag(policy_rules)}"
+    new jobs. Also the section's ledger key. A Batch API mode other than off is part of it (the job's
+    request differs), so switching it makes new jobs rather than an idempotency conflict."""
+    batch_tag = f"|batch_api:{batch_api}" if batch_api != "off" else ""
+    policy_tag = f"{policy or ''}{_rules_tag(policy_rules)}{batch_tag}"
     return section_key(contract, section.content_sha256, identity(params), policy_tag)
 
 

@@ -221,18 +221,18 @@ class BatchRun:
 
     def key(self, section: Section) -> str:
         """The section's job idempotency key, also its ledger key."""
-        o = self.options
-        return idempotency_key(section, self.section_params(section), o.policy, o.contract, o.policy_rules)
+        o, params = self.options, self.section_params(section)
+        return idempotency_key(section, params, o.policy, o.contract, o.policy_rules, o.batch_api)
 
     def _enqueue(self, section: Section) -> dict[str, Any]:
         o = self.options
         params = self.section_params(section)
-        key = idempotency_key(section, params, o.policy, o.contract, o.policy_rules)
+        key = idempotency_key(section, params, o.policy, o.contract, o.policy_rules, o.batch_api)
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
                 o.contract, section.text, params=params, policy=o.policy, policy_rules=o.policy_rules,
-                idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings,
+                idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings, batch_api=o.batch_api,
             )  # fmt: skip
         except ProducerError as exc:
             raise BatchError(f"cannot enqueue {section.label}: {exc}") from exc

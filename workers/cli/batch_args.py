@@ -8,6 +8,7 @@ admission would refuse, an unusable ``--out``.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from suture.config.settings import Settings
@@ -43,6 +44,7 @@ def check_args(args: argparse.Namespace, settings: Settings, shared: discovery.S
         )
     if args.budget_usd is not None and not args.budget_usd > 0:
         raise UsageError(f"--budget-usd must be more than 0, got {args.budget_usd:g}")
+    check_batch_api_store(args, settings, shared)
     if not args.collect and not args.inputs:
         raise UsageError("give at least one INPUT file or folder (or --collect)")
     if (args.no_wait or args.collect) and not settings.broker_url and shared is None:
@@ -90,11 +92,49 @@ def batch_options(
         questions=args.questions,
         policy=chosen.name,
         policy_rules=chosen.rules,
-        jobs_in_flight=args.concurrency or settings.batch.jobs_in_flight,
+        jobs_in_flight=args.concurrency or _in_flight(args, settings),
         wait=not args.no_wait,
         simulated=simulated,
         budget_usd=args.budget_usd,
         contract=args.contract,
         knobs=teaching_params(args),
         carry=carry,
+        batch_api=batch_api_mode(args, settings),
+    )
+
+
+def _in_flight(args: argparse.Namespace, settings: Settings) -> int:
+    """Jobs in flight: through the Batch API, every section at once (a round holds what waits)."""
+    return (
+        settings.batch_api.max_lines
+        if batch_api_mode(args, settings) != "off"
+        else settings.batch.jobs_in_flight
+    )
+
+
+def batch_api_mode(args: argparse.Namespace, settings: Settings) -> str:
+    """``--batch-api`` (``all`` when given bare), else the setting ``batch_api.mode``."""
+    return str(getattr(args, "batch_api", None) or settings.batch_api.mode)
+
+
+def check_batch_api_store(
+    args: argparse.Namespace, settings: Settings, shared: discovery.StackAddress | None
+) -> None:
+    """Refuse the Batch API on an embedded store: its rounds (the batch ids to poll) would go with it."""
+    if batch_api_mode(args, settings) == "off" or args.dry_run:
+        return
+    if not (settings.broker_url or shared is not None or os.environ.get("REDIS_URL")):
+        raise UsageError(
+            "--batch-api needs a job store that outlives this command, so a rerun polls the same batches: "
+            "set REDIS_URL or SUTURE_BROKER_URL, or start `suture up`"
+        )
+
+
+def waiting_for_batches(settings: Settings, mode: str) -> Settings:
+    """The batch's settings: waiting for a job as long as its Batch API deadline when it uses one."""
+    if mode == "off":
+        return settings
+    timeout_s = max(settings.batch.job_timeout_s, settings.batch_api.job_deadline_s)
+    return settings.model_copy(
+        update={"batch": settings.batch.model_copy(update={"job_timeout_s": timeout_s})}
     )

@@ -33,7 +33,7 @@ from suture.workers.batch.books import all_done
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.runner import BatchError, BatchRun
 from suture.workers.cli import UsageError
-from suture.workers.cli.batch_args import batch_options, check_args, questions_arg
+from suture.workers.cli.batch_args import batch_options, check_args, questions_arg, waiting_for_batches
 from suture.workers.cli.batch_dry_run import print_dry_run
 from suture.workers.cli.common import add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
@@ -86,6 +86,14 @@ def register(subparsers: Any) -> None:
         metavar="USD",
         help="start no new section once the batch's cost (spent + expected in flight) would pass this",
     )
+    parser.add_argument(
+        "--batch-api",
+        nargs="?",
+        const="all",
+        choices=("all", "first", "off"),
+        help="send the jobs' model calls through OpenAI's Batch API (half price, results within 24 h): "
+        "all (default) every call, first only first attempts (repairs online); setting batch_api.mode",
+    )
     parser.set_defaults(func=run)
 
 
@@ -135,7 +143,8 @@ def _run_batch(
             # Nothing to quiz (or all of it done, says the ledger): no stack to start, only the report.
             return idle.run(plan)
     with _runtime(settings, args, shared, farewell) as (live, simulated, private):
-        farewell.batch = BatchRun(live, batch_options(args, live, simulated=simulated, carry=private))
+        options = batch_options(args, live, simulated=simulated, carry=private)
+        farewell.batch = BatchRun(waiting_for_batches(live, options.batch_api), options)
         return farewell.batch.run(plan, collect=args.collect)
 
 

@@ -25,7 +25,7 @@ def print_dry_run(
     out = out or sys.stdout
     policy = batch_policy(settings, options)
     auto = settings.batch.auto_questions
-    estimator = Estimator(settings, policy, options.questions or auto.max_questions)
+    estimator = Estimator(settings, policy, options.questions or auto.max_questions, options.batch_api)
     total, short = BatchEstimate(), 0
     current = None
     for section in plan.iter_sections():

@@ -92,6 +92,7 @@ class BatchReport:
         self.outcome_counts: Counter[str] = Counter()
         self.cost_usd = 0.0
         self.unknown_cost_jobs = 0
+        self.batch_api_attempts = 0  # attempts whose model call(s) went through OpenAI's Batch API
         self.tokens: Counter[str] = Counter()
         self.quiz_cost_usd: array[float] = array("d")
         self.quiz_latency_ms: array[float] = array("d")
@@ -157,6 +158,7 @@ class BatchReport:
         self.overhead.add(result)
         attempts = result.get("attempts") or []
         self.funnel.update(range(1, len(attempts) + 1))
+        self.batch_api_attempts += sum(1 for a in attempts if a.get("batch_id"))
         self._add_codes(attempts, result.get("failures") or [])
         self._add_tiers(attempts)
         entry = {"source": source, "job_id": result.get("job_id"), "status": status, "trace": trace}
@@ -228,6 +230,7 @@ class BatchReport:
             "skipped": self.skipped,
             "cost_usd": round(self.cost_usd, 6),
             "jobs_with_unknown_cost": self.unknown_cost_jobs,
+            "batch_api_attempts": self.batch_api_attempts,
             "tokens": dict(self.tokens),
             "outcomes": dict(self.outcome_counts),
             "rates": self._rates(jobs),

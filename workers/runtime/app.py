@@ -33,6 +33,7 @@ TASK_QUEUES: dict[str, str] = {
     "suture.merge": CONTROL_QUEUE,
     "suture.deliver": CONTROL_QUEUE,
     "suture.watchdog": CONTROL_QUEUE,
+    "suture.batch_round": CONTROL_QUEUE,
     "suture.callback": CALLBACK_QUEUE,
 }
 
@@ -47,7 +48,14 @@ class CeleryConfigError(Exception):
 
 # kombu's Redis transport is patched by the worker side only (suture.workers.runtime.tasks and the
 # ``celery -A suture.workers`` entry point): a web app that only enqueues keeps kombu as it is.
-app = Celery("suture", include=["suture.workers.runtime.tasks", "suture.workers.runtime.log_redaction"])
+app = Celery(
+    "suture",
+    include=[
+        "suture.workers.runtime.tasks",
+        "suture.workers.runtime.batch_tasks",
+        "suture.workers.runtime.log_redaction",
+    ],
+)
 app.conf.update(
     task_serializer="json",
     result_serializer="json",

@@ -33,6 +33,7 @@ from kombu.exceptions import OperationalError
 from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
+from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import (
@@ -41,6 +42,7 @@ from suture.workers.runtime.app import (
     app,
     waiting_messages,
 )
+from suture.workers.runtime.batch_tasks import build_rounds
 from suture.workers.runtime.kombu_patches import patch_redis_transport
 from suture.workers.runtime.publish import publish
 from suture.workers.store.job_store import StoreUnavailable, get_store
@@ -94,15 +96,18 @@ def flow() -> Flow:
 
     settings = worker_settings()
     client = _model_client(settings)
-    simulated = lambda: bool(getattr(client, "simulated", False))  # noqa: E731
+    dispatcher = CeleryDispatcher(settings)
+    batch = build_rounds(settings, dispatcher)
+    simulated = lambda: bool(getattr(client, "simulated", False) or batch.service.simulated)  # noqa: E731
     on_simulation(simulated)
-    return Flow(
+    return BatchFlow(
         settings=settings,
         store=get_store(settings),
         caller=_limited_caller(settings, client.call),
-        dispatcher=CeleryDispatcher(settings),
+        dispatcher=dispatcher,
         simulated=simulated,
         observer=RuntimeObserver(settings),
+        rounds=batch,
     )
 
 
