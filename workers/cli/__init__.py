@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     stop = shutdown.install("?", given)  # from the start: Ctrl-C while the parser loads is one line too
     try:
         parser = build_parser()
-        args = parser.parse_args(given)
+        args = parser.parse_args(_bare_flags_valued(given))
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
@@ -90,6 +90,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         shutdown.uninstall()
+
+
+# Flags whose value is optional, with the value a bare flag means. argparse would take the next word
+# (``suture batch --batch-api examples/``: the input folder) as the flag's value and refuse it.
+OPTIONAL_VALUES: dict[str, tuple[str, tuple[str, ...]]] = {"--batch-api": ("all", ("all", "first", "off"))}
+
+
+def _bare_flags_valued(given: list[str]) -> list[str]:
+    """``given`` with each bare optional-value flag given its default value explicitly."""
+    out: list[str] = []
+    for i, token in enumerate(given):
+        out.append(token)
+        if token == "--":
+            return out + given[i + 1 :]
+        if token in OPTIONAL_VALUES:
+            bare, values = OPTIONAL_VALUES[token]
+            following = given[i + 1] if i + 1 < len(given) else None
+            if following not in values:
+                out.append(bare)
+    return out
 
 
 def _simulator_settings_errors() -> tuple[type[Exception], ...]:
