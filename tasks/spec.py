@@ -17,6 +17,8 @@ The spec is stored as this model (``JobSpec.stored()``) and read back through it
   ``policy_rules`` (its declarative form, read and checked on the producer's machine), so no worker
   opens a path that came from a job. A version 1 or 2 spec whose ``policy`` is not a configured name
   fails as an unknown policy: the worker does not open it.
+- version 4: ``priority``, the job's class (``interactive`` or ``bulk``: which new jobs the dispatcher
+  sends to the workers first, ``suture.tasks.dispatch_order``). An older spec reads as ``interactive``.
 
 ``simulated`` and ``options`` are the running worker's (its model endpoint, its price table and
 prompt budgets): they are not stored, and a worker fills them in when it starts the job.
@@ -29,9 +31,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from suture.config.settings import ModelPrice, Settings
+from suture.tasks.dispatch_order import PriorityClass
 from suture.tasks.errors import UnreadableSpec
 
-SPEC_VERSION = 3
+SPEC_VERSION = 4
 WORKER_FIELDS = frozenset({"simulated", "options"})
 
 
@@ -73,6 +76,7 @@ class JobSpec(BaseModel):
     batch: str | None = None  # groups jobs whose valid outputs become examples for each other's retries
     # A person's feedback, one entry per resume (``engine.resume``); every later prompt carries it.
     feedback: list[str] = Field(default_factory=list)
+    priority: PriorityClass = "interactive"  # its class: which new jobs reach the workers first (version 4)
     simulated: bool = False
     options: EngineOptions = Field(default_factory=EngineOptions)
 
@@ -111,7 +115,7 @@ class JobSpec(BaseModel):
         return {"contract": self.contract, "contract_params": self.params, "policy": self.policy}
 
     def described(self) -> dict[str, Any]:
-        """``public()``, and for a policy from a user's file its rules (``policy_rules``): what
-        ``suture trace --spec`` and ``JobHandle.spec()`` show."""
+        """``public()``, its ``priority`` class, and for a policy from a user's file its rules
+        (``policy_rules``): what ``suture trace --spec`` and ``JobHandle.spec()`` show."""
         rules = {"policy_rules": self.policy_rules} if self.policy_rules is not None else {}
-        return self.public() | rules
+        return self.public() | {"priority": self.priority} | rules

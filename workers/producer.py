@@ -51,6 +51,7 @@ from suture.workers.errors import (
     UnusableInput,
 )
 from suture.workers.idempotency import check_key, check_owner, check_tenant, scoped_key
+from suture.workers.priority import check_priority
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ class JobHandle:
 
     def spec(self) -> dict[str, Any]:
         """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
-        "policy"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
+        "policy", "priority"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
         return self._store().load(self.id).job_spec.described()
 
     def history(self) -> list[dict[str, Any]]:
@@ -143,6 +144,7 @@ def enqueue(
     batch: str | None = None,
     meta: dict[str, Any] | None = None,
     tenant: str | None = None,
+    priority: str = "interactive",
     settings: Settings | None = None,
 ) -> JobHandle:
     """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
@@ -157,29 +159,36 @@ def enqueue(
     IdempotencyConflict: a caller never receives a job another request created. ``tenant`` scopes the
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
     tenant (``get_job``, ``cancel``, ``resume``) find another tenant's job as no job (``JobNotFound``).
+    ``priority``: ``interactive`` (someone waits) or ``bulk``; the dispatcher sends interactive first (feeder.py).
     """
     settings = _settings(settings)
     tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
+    job_class = check_priority(priority)
     job_id = uuid.uuid4().hex
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
         job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
         callback=callback, batch=batch,
     )  # fmt: skip
+    spec = admitted.spec.model_copy(update={"priority": job_class}).stored()
     deadline_s = time.time() + settings.worker.job_deadline_s
     store = get_store(settings)
-    key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored(), tenant)
+    key, request_sha256 = scoped_key(idempotency_key, spec, tenant)
+    dispatched = settings.dispatch.enabled
     found, created, stored_sha256 = store.create(
         job_id,
-        admitted.spec.stored(),
+        spec,
         deadline_s=deadline_s,
         idempotency_key=key,
         request_sha256=request_sha256,
         meta=meta,
         tenant=tenant,
+        waiting=store.waiting.slot(job_class, tenant) if dispatched else None,
     )
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
+    if dispatched:  # stored and listed in one step: the dispatcher sends it, nothing to publish here
+        return JobHandle(found, settings)
     # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
     # (the producer died after storing); the attempt task applies once however often it arrives.
     if created:

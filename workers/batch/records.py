@@ -88,6 +88,7 @@ class BatchOptions:
     contract: str = CONTRACT
     carry: bool = False  # an embedded stack: jobs in flight at Ctrl-C saved, finished by a rerun (``carry``)
     knobs: dict[str, Any] = field(default_factory=dict)  # question_kinds, language, difficulty, audience
+    priority: str = "bulk"  # the jobs' class: a batch waits behind interactive work (docs/architecture.md)
 
 
 def idempotency_key(

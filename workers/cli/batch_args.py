@@ -97,4 +97,5 @@ def batch_options(
         contract=args.contract,
         knobs=teaching_params(args),
         carry=carry,
+        priority=getattr(args, "priority", None) or "bulk",
     )

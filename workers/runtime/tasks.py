@@ -153,8 +153,8 @@ class CeleryDispatcher:
         publish(app, "suture.merge", job_id, n)
 
     def waiting(self) -> int | None:
-        try:
-            return sum(waiting_messages(WATCHED_QUEUES).values())
+        try:  # new jobs the dispatcher still holds count too: the watchdog must not send them around it
+            return sum(waiting_messages(WATCHED_QUEUES).values()) + get_store(self.settings).waiting.total()
         except Exception as exc:  # the broker is down or the queue unknown: the watchdog waits
             log.info("cannot count waiting messages: %s", type(exc).__name__)
             return None
