@@ -57,6 +57,7 @@ def register(subparsers: Any) -> None:
     enqueue.set_defaults(func=run, job_command="enqueue")
     status = subparsers.add_parser("status", help="print a job's status")
     status.add_argument("job")
+    status.add_argument("--json", action="store_true", help='print {"job_id", "status", "priority"} instead')
     status.set_defaults(func=run, job_command="status")
     trace = subparsers.add_parser("trace", help="print a job's attempts as JSON")
     trace.add_argument("job")
@@ -142,8 +143,10 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    status = producer.get_job(args.job, settings).status()
-    print(status)
+    handle = producer.get_job(args.job, settings)
+    status = handle.status()
+    shown = {"job_id": handle.id, "status": status, "priority": handle.spec()["priority"]}
+    print(json.dumps(shown) if args.json else status)
     _warn_if_nothing_consumes(status, settings)
     return 0
 

@@ -25,15 +25,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from suture.config.dispatch_settings import DispatchSettings
 from suture.config.settings import Settings
-from suture.tasks.dispatch_order import DispatchTurns, next_class, next_tenant
+from suture.tasks.dispatch_order import DispatchTurns, PriorityClass, next_class, next_tenant
 from suture.workers.store.job_store import JobStore
 
 log = logging.getLogger(__name__)
 
-Publish = Callable[[str], None]  # sends a new job's first attempt (``suture.attempt``, n = 1)
+# Sends a new job's first attempt (``suture.attempt``, n = 1), its class shown in Flower (None: unknown).
+Publish = Callable[[str, PriorityClass | None], None]
 ReadyCount = Callable[[], int]  # messages ready in the model queue
 
 
@@ -75,6 +77,8 @@ class Feeder:
 
     def _feed(self) -> int:
         room = self._settings.ready_target - self._ready()
+        if self._settings.max_in_flight is not None and room > 0:
+            room = min(room, self._settings.max_in_flight - self._waiting.sent_unfinished())
         sent = 0
         while sent < room:
             tenants = self._waiting.tenants()
@@ -91,7 +95,7 @@ class Feeder:
                 break
             if job_id is None:
                 continue
-            self._publish(str(job_id))
+            self._publish(str(job_id), job_class)
             self._waiting.sent(str(job_id))
             sent += 1
         return sent
@@ -100,7 +104,7 @@ class Feeder:
         for job_id in self._waiting.stranded(before_s):
             if self._waiting.unopened(job_id):
                 log.warning("job %s: sent again, its dispatcher stopped before marking it sent", job_id)
-                self._publish(job_id)
+                self._publish(job_id, None)
             else:
                 log.info("job %s: its first attempt was sent before the dispatcher stopped", job_id)
             self._waiting.sent(job_id)
@@ -125,8 +129,9 @@ def start_feeder(settings: Settings) -> Feeder | None:
     from suture.workers.runtime.publish import publish
     from suture.workers.store.job_store import get_store
 
-    def first_attempt(job_id: str) -> None:
-        publish(app, "suture.attempt", job_id, 1)
+    def first_attempt(job_id: str, job_class: PriorityClass | None) -> None:
+        shown: dict[str, Any] = {"priority": job_class} if job_class else {}  # Flower shows the kwargs
+        publish(app, "suture.attempt", job_id, 1, **shown)
 
     def ready() -> int:
         return waiting_messages((MODEL_QUEUE,))[MODEL_QUEUE]

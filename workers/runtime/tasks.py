@@ -241,8 +241,8 @@ def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
 
 
 @app.task(name="suture.attempt", bind=True, throws=THROWS)
-def attempt(self: Task, job_id: str, n: int) -> Any:
-    """Run full attempt ``n`` of a job."""
+def attempt(self: Task, job_id: str, n: int, priority: str | None = None) -> Any:
+    """Run full attempt ``n`` of a job (``priority``: its class, sent by the dispatcher for Flower to show)."""
     return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
 
 

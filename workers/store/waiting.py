@@ -143,6 +143,15 @@ class WaitingJobs:
             counts[job_class][tenant] = int(length)
         return counts
 
+    def sent_unfinished(self) -> int:
+        """Jobs sent to the workers and not finished yet: the unfinished jobs less those still waiting."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zcard(self._keys.deadlines())
+        pipe.zcard(self.dispatching_key())
+        unfinished, dispatching = guarded(pipe.execute)
+        waiting = sum(sum(per.values()) for per in self.counts().values())
+        return max(0, int(unfinished) - int(dispatching) - waiting)
+
     def total(self) -> int:
         """Jobs not yet handed to the broker: waiting in a list, or being dispatched."""
         waiting = sum(sum(per.values()) for per in self.counts().values())

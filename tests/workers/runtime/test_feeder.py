@@ -34,10 +34,12 @@ class Queue:
 
     def __init__(self) -> None:
         self.sent: list[str] = []
+        self.classes: list[str | None] = []
         self.depth = 0
 
-    def publish(self, job_id: str) -> None:
+    def publish(self, job_id: str, job_class: str | None) -> None:
         self.sent.append(job_id)
+        self.classes.append(job_class)
 
     def ready(self) -> int:
         return self.depth
@@ -75,6 +77,7 @@ def test_interactive_first_then_tenants_in_turn_up_to_the_queue_s_room(stack: Ce
     queue.depth = 96
     assert feeder(store, queue).run_pass() == 4
     assert queue.sent == [*interactive, bulk_a[0], bulk_b[0]]
+    assert queue.classes == ["interactive", "interactive", "bulk", "bulk"]
     # ...and the rest once the queue drains, each job sent once, nothing left half-dispatched
     queue.depth = 0
     assert feeder(store, queue).run_pass() == 0  # another dispatcher: the first one's lease still runs
@@ -102,7 +105,7 @@ def test_a_dispatcher_killed_between_taking_and_sending_is_made_good_by_the_next
     time.sleep(1.1)
     heir.run_pass()
     # Then it sends the one that never went out, not the one a worker has, and the record is empty
-    assert queue.sent == [lost]
+    assert queue.sent == [lost] and queue.classes == [None]
     assert store.waiting.stranded(time.time()) == [] and store.waiting.total() == 0
 
 
@@ -111,3 +114,16 @@ def test_a_dispatcher_that_lost_its_lease_takes_nothing_more(stack: CeleryStack)
     store = get_store(stack.settings)
     assert store.waiting.take("not-the-holder", "interactive", "", time.time()) is False
     assert store.waiting.total() == 1
+
+
+def test_max_in_flight_caps_the_jobs_sent_and_unfinished(stack: CeleryStack) -> None:
+    # Given three jobs waiting and a cap of one job in flight
+    settings = stack.settings
+    jobs = [enqueue("quiz", DOCUMENT, settings=settings) for _ in range(3)]
+    store, queue = get_store(settings), Queue()
+    capped = feeder(store, queue, max_in_flight=1)
+    # When the dispatcher runs twice / Then only the first job goes: it has not finished
+    assert capped.run_pass() == 1 and capped.run_pass() == 0
+    # When that job ends (here: cancelled) / Then the next one goes
+    jobs[0].cancel()
+    assert capped.run_pass() == 1 and queue.sent == [jobs[0].id, jobs[1].id]
