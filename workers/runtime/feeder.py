@@ -1,6 +1,7 @@
 """The dispatcher: feeds waiting new jobs to the model queue, interactive first, tenants by weight, exactly once.
 
-A thread in every worker (started with the watchdog's clock, ``lifecycle``); the one holding the Redis
+A thread in every worker that consumes ``suture.control`` (started with the watchdog's clock, ``lifecycle``;
+not in a model-only worker, whose call threads would slow its passes); the one holding the Redis
 lease (``dispatch.lease_s``, renewed every pass) dispatches, the others stand by. Each pass, while fewer
 than ``dispatch.ready_target`` messages are ready in ``suture.model`` (``app.waiting_messages``, on Redis
 and AMQP alike), it picks a class and a tenant (``suture.tasks.dispatch_order``), moves that tenant's

@@ -20,6 +20,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
+    {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``, ``JobStore.waiting``)
 
 ``version`` counts the attempts applied to ``state``; applying attempt ``n`` is a compare-and-set
 from version ``n - 1``. This module holds the writes; beside it are ``store_reads`` (reads, the base
