@@ -38,12 +38,13 @@ QUESTIONS = 15
 DOCUMENT = (REPO / "examples" / "photosynthesis.md").read_text()
 
 
-def stack_settings(dispatch: bool, max_in_flight: int | None) -> Any:
+def stack_settings(dispatch: bool, args: argparse.Namespace) -> Any:
     """Settings for the embedded stack (the workers inherit this process's environment)."""
     os.environ["SUTURE_DISPATCH__ENABLED"] = "true" if dispatch else "false"
-    os.environ.pop("SUTURE_DISPATCH__MAX_IN_FLIGHT", None)
-    if max_in_flight:
-        os.environ["SUTURE_DISPATCH__MAX_IN_FLIGHT"] = str(max_in_flight)
+    for name, value in (("MAX_IN_FLIGHT", args.max_in_flight), ("READY_TARGET", args.ready_target)):
+        os.environ.pop(f"SUTURE_DISPATCH__{name}", None)
+        if value:
+            os.environ[f"SUTURE_DISPATCH__{name}"] = str(value)
     os.environ["SUTURE_SIMULATOR__LATENCY_SCALE"] = str(LATENCY_SCALE)
     for key in ("SUTURE_BROKER_URL", "SUTURE_REDIS_URL", "SUTURE_RESULT_BACKEND", "OPENAI_BASE_URL"):
         os.environ.pop(key, None)
@@ -132,7 +133,7 @@ def throughput(settings: Any, n: int) -> dict[str, Any]:
 def run_mode(dispatch: bool, args: argparse.Namespace) -> dict[str, Any]:
     from suture.workers.local.stack import LocalStack
 
-    stack = LocalStack(stack_settings(dispatch, args.max_in_flight), workers=1)
+    stack = LocalStack(stack_settings(dispatch, args), workers=1)
     settings = stack.start()
     try:
         figures: dict[str, Any] = {"alone_s": round(alone(settings), 2)}
@@ -163,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--throughput", type=int, default=300, help="bulk jobs run to completion per mode")
     parser.add_argument("--max-in-flight", type=int, default=0, help="dispatch.max_in_flight (0: none)")
+    parser.add_argument("--ready-target", type=int, default=0, help="dispatch.ready_target (0: the default)")
     parser.add_argument(
         "--dispatcher-only", action="store_true", help="skip the FIFO run (exploring settings)"
     )
@@ -179,6 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         "dispatcher": run_mode(True, args),
     }
     report["settings"]["max_in_flight"] = args.max_in_flight or None
+    report["settings"]["ready_target"] = args.ready_target or "default"
     if args.dispatcher_only:
         print(json.dumps(report, indent=2))
         return 0

@@ -53,6 +53,7 @@ class Feeder:
         self._turns = DispatchTurns()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._swept_s = 0.0
+        self._renewed_s = 0.0  # when this dispatcher last took or renewed its lease (0: not held)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="suture-dispatcher", daemon=True)
 
@@ -65,10 +66,15 @@ class Feeder:
 
     def run_pass(self) -> int:
         """Hold the lease, send again what a dead dispatcher left, then feed the queue; returns jobs sent."""
-        held = self._waiting.hold_lease(self.owner, self._settings.lease_s)
+        now = time.time()
+        # Renewed a few times per lease, not every pass (a pass every poll_s costs the cluster's CPU):
+        # ``take`` checks the lease anyway, so a lapsed one stops this dispatcher at its next job.
+        held = 1
+        if now - self._renewed_s >= self._settings.lease_s / 4:
+            held = self._waiting.hold_lease(self.owner, self._settings.lease_s)
+            self._renewed_s = now if held else 0.0
         if not held:
             return 0
-        now = time.time()
         if held == 2 or now - self._swept_s >= self._settings.lease_s:
             # Newly held: whatever is still in the record was left by the previous holder. Later sweeps
             # catch this holder's own failed publishes, once they are a lease old.
@@ -77,12 +83,15 @@ class Feeder:
         return self._feed()
 
     def _feed(self) -> int:
+        tenants = self._waiting.tenants()
+        if not any(tenants.values()):  # nothing waits: no need to ask the broker
+            return 0
         room = self._settings.ready_target - self._ready()
         if self._settings.max_in_flight is not None and room > 0:
             room = min(room, self._settings.max_in_flight - self._waiting.sent_unfinished())
-        sent = 0
+        sent, first = 0, True
         while sent < room:
-            tenants = self._waiting.tenants()
+            tenants, first = (tenants if first else self._waiting.tenants()), False
             job_class = next_class(
                 {c: bool(t) for c, t in tenants.items()}, self._turns, self._settings.bulk_share
             )
@@ -93,6 +102,7 @@ class Feeder:
                 break
             job_id = self._waiting.take(self.owner, job_class, tenant, time.time())
             if job_id is False:  # the lease lapsed (a long pause): another dispatcher has taken over
+                self._renewed_s = 0.0
                 break
             if job_id is None:
                 continue
@@ -126,7 +136,9 @@ def start_feeder(settings: Settings) -> Feeder | None:
     """Start this worker's dispatcher thread (None with ``dispatch.enabled`` off: enqueue publishes itself)."""
     if not settings.dispatch.enabled:
         return None
-    from suture.workers.runtime.app import MODEL_QUEUE, app, waiting_messages
+    import redis
+
+    from suture.workers.runtime.app import MODEL_QUEUE, app, broker_url, waiting_messages
     from suture.workers.runtime.publish import publish
     from suture.workers.store.job_store import get_store
 
@@ -134,7 +146,12 @@ def start_feeder(settings: Settings) -> Feeder | None:
         shown: dict[str, Any] = {"priority": job_class} if job_class else {}  # Flower shows the kwargs
         publish(app, "suture.attempt", job_id, 1, **shown)
 
+    broker = broker_url(settings)
+    client = redis.Redis.from_url(broker) if broker.startswith(("redis://", "rediss://")) else None
+
     def ready() -> int:
+        if client is not None:  # a Redis broker: one LLEN, not kombu's declare, on every pass
+            return int(client.llen(MODEL_QUEUE))
         return waiting_messages((MODEL_QUEUE,))[MODEL_QUEUE]
 
     feeder = Feeder(get_store(settings), settings.dispatch, first_attempt, ready)
