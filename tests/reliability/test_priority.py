@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ import redis
 
 from suture.workers.producer import JobHandle, enqueue
 from suture.workers.store.job_store import FINAL_STATUSES, get_store
+from tests.fixtures.rabbitmq import require_rabbitmq
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import CeleryStack
 from tests.reliability.conftest import assert_each_ended_once, wait_until
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 DOC = document(4)
 
 
-def make_stack(celery_stack: Callable[..., CeleryStack], model: Any, **env: str) -> CeleryStack:
+def make_stack(celery_stack: Callable[..., CeleryStack], model: Any, **env: Any) -> CeleryStack:
     return celery_stack(model.base_url, SUTURE_DISPATCH__POLL_S="0.02", **env)
 
 
@@ -38,12 +38,14 @@ def finished(handles: list[JobHandle]) -> int:
     return sum(handle.status() in FINAL_STATUSES for handle in handles)
 
 
+@pytest.mark.parametrize("broker", ["redis", "rabbitmq"])
 def test_an_interactive_job_enqueued_behind_a_bulk_backlog_is_served_first(
-    celery_stack: Callable[..., CeleryStack], scripted_model: Any
+    celery_stack: Callable[..., CeleryStack], scripted_model: Any, broker: str
 ) -> None:
-    # Given one worker (2 slots) busy with a backlog of 40 bulk jobs
+    # Given one worker (2 slots) busy with a backlog of 40 bulk jobs (the broker Redis or RabbitMQ)
     model = scripted_model(latency_s=0.1)
-    stack = make_stack(celery_stack, model)
+    amqp = {"broker_url": require_rabbitmq()} if broker == "rabbitmq" else {}
+    stack = make_stack(celery_stack, model, **amqp)
     stack.start_worker(concurrency=2)
     bulk = [enqueue("quiz", DOC, questions=4, priority="bulk", settings=stack.settings) for _ in range(40)]
     wait_until(lambda: model.requests["full"] >= 4, 30, "the backlog started")
@@ -147,4 +149,3 @@ def test_the_dispatcher_killed_mid_run_loses_nothing_and_runs_nothing_twice(
     # ...and each first attempt was asked of the model once, but for those the killed worker had in hand
     # (its tasks come back after the visibility timeout and ask again: the one reply kept is applied once)
     assert 80 <= model.requests["full"] <= 80 + 4 + 4
-    threading.Event().wait(0)  # nothing else to wait for
