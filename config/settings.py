@@ -24,6 +24,7 @@ from pydantic_settings import (
 )
 
 from suture.config.batch_api_settings import BatchApiSettings
+from suture.config.dispatch_settings import DispatchSettings
 from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
 from suture.config.models import ModelPrice as ModelPrice
@@ -178,6 +179,7 @@ class Settings(BaseSettings):
     estimate: EstimateSettings = Field(default_factory=EstimateSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
+    dispatch: DispatchSettings = Field(default_factory=DispatchSettings)
 
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.

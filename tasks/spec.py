@@ -17,6 +17,10 @@ The spec is stored as this model (``JobSpec.stored()``) and read back through it
   ``policy_rules`` (its declarative form, read and checked on the producer's machine), so no worker
   opens a path that came from a job. A version 1 or 2 spec whose ``policy`` is not a configured name
   fails as an unknown policy: the worker does not open it.
+- version 4: ``priority``, the job's class (``interactive`` or ``bulk``: which new jobs the dispatcher
+  sends to the workers first, ``suture.tasks.dispatch_order``). An older spec reads as ``interactive``.
+  ``batch_api`` (``all`` or ``first``: which calls go through OpenAI's Batch API) is stored only when
+  not ``off``, so a spec without it, of any version, reads as ``off``.
 
 ``simulated`` and ``options`` are the running worker's (its model endpoint, its price table and
 prompt budgets): they are not stored, and a worker fills them in when it starts the job.
@@ -30,9 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from suture.config.batch_api_settings import BatchApiMode
 from suture.config.settings import ModelPrice, Settings
+from suture.tasks.dispatch_order import PriorityClass
 from suture.tasks.errors import UnreadableSpec
 
-SPEC_VERSION = 3
+SPEC_VERSION = 4
 WORKER_FIELDS = frozenset({"simulated", "options"})
 
 
@@ -76,6 +81,7 @@ class JobSpec(BaseModel):
     feedback: list[str] = Field(default_factory=list)
     # Which model calls go through OpenAI's Batch API (``suture.tasks.batch_mode``); stored only when not off.
     batch_api: BatchApiMode = "off"
+    priority: PriorityClass = "interactive"  # its class: which new jobs reach the workers first (version 4)
     simulated: bool = False
     options: EngineOptions = Field(default_factory=EngineOptions)
 
@@ -117,7 +123,7 @@ class JobSpec(BaseModel):
         return {"contract": self.contract, "contract_params": self.params, "policy": self.policy}
 
     def described(self) -> dict[str, Any]:
-        """``public()``, and for a policy from a user's file its rules (``policy_rules``): what
-        ``suture trace --spec`` and ``JobHandle.spec()`` show."""
+        """``public()``, its ``priority`` class, and for a policy from a user's file its rules
+        (``policy_rules``): what ``suture trace --spec`` and ``JobHandle.spec()`` show."""
         rules = {"policy_rules": self.policy_rules} if self.policy_rules is not None else {}
-        return self.public() | rules
+        return self.public() | {"priority": self.priority} | rules

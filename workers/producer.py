@@ -1,21 +1,16 @@
 """The producer API for web apps and the CLI: ``enqueue()`` a job, follow it with a ``JobHandle``.
 
-Importing this module starts nothing. ``enqueue`` checks the job first (``suture.workers.admission``:
-contract, parameters, policy, input, size; a job no worker could run raises ``InvalidJob`` and nothing
-is stored), then costs one Redis round trip (the job's ``JobSpec`` and its idempotency key stored
-atomically) and one publish of a message that carries only the job id. It loads no worker machinery:
-the store's Redis client and Celery's app to publish (``suture.workers.runtime.publish``), nothing else.
-Every error is a ``ProducerError`` of the one hierarchy drawn in ``suture.workers.errors`` (re-exported
-here), ``NoBrokerConfigured`` (no broker configured, no `suture up` running) included.
+Importing this module starts nothing. ``enqueue`` checks the job first (``suture.workers.admission``;
+a job no worker could run raises ``InvalidJob`` and nothing is stored), then stores its ``JobSpec``,
+its idempotency key and its place on the waiting list of its class and tenant in one Redis script:
+the dispatcher (``suture.workers.runtime.feeder``) sends its first attempt. Every error is a
+``ProducerError`` of the one hierarchy in ``suture.workers.errors`` (re-exported here).
 
-A job counts as accepted once ``enqueue`` returned. When the publish fails (the broker is down or
-unreachable: a few quick retries, about a second in all when connections are refused), ``enqueue``
-raises ``BrokerUnavailable`` and removes the job it just stored, with its idempotency key, so a
-retry (same key or not) starts clean and nothing runs behind the caller's back. If the store cannot
-be reached for that removal either, the job stays queued: the watchdog's stall nudge sends its first
-attempt once ``worker.stall_s`` passed without progress, and an enqueue with the same idempotency key
-re-publishes it at once. A failed publish after ``resume`` leaves the resumed job queued; the stall
-nudge sends it the same way.
+With ``dispatch.enabled: false`` enqueue publishes the first attempt itself (ids only). When that
+publish fails, ``enqueue`` raises ``BrokerUnavailable`` and removes the job it stored, with its key,
+so a retry starts clean; if the store cannot be reached for that either, the job stays queued and
+the watchdog's stall nudge (or an enqueue with the same key) sends it. A failed publish after
+``resume`` leaves the resumed job queued; the stall nudge sends it the same way.
 
 ``cancel`` stops a job that has not finished: its ``cancelled`` result is stored at once, and the
 job's queued or running tasks find it finished and stop (a model call in flight completes; its
@@ -51,6 +46,7 @@ from suture.workers.errors import (
     UnusableInput,
 )
 from suture.workers.idempotency import check_key, check_owner, check_tenant, scoped_key
+from suture.workers.priority import check_priority
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
 
 if TYPE_CHECKING:
@@ -114,7 +110,7 @@ class JobHandle:
 
     def spec(self) -> dict[str, Any]:
         """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
-        "policy"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
+        "policy", "priority"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
         return self._store().load(self.id).job_spec.described()
 
     def history(self) -> list[dict[str, Any]]:
@@ -143,6 +139,7 @@ def enqueue(
     batch: str | None = None,
     meta: dict[str, Any] | None = None,
     tenant: str | None = None,
+    priority: str = "interactive",
     settings: Settings | None = None, batch_api: str = "off",
 ) -> JobHandle:  # fmt: skip
     """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
@@ -157,42 +154,49 @@ def enqueue(
     IdempotencyConflict: a caller never receives a job another request created. ``tenant`` scopes the
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
     tenant (``get_job``, ``cancel``, ``resume``) find another tenant's job as no job (``JobNotFound``).
+    ``priority``: ``interactive`` (someone waits) or ``bulk``; the dispatcher sends interactive first (feeder.py).
     ``batch_api`` (off, all, first): which model calls go through OpenAI's Batch API (``tasks.batch_mode``).
     """
     settings = _settings(settings)
     tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
+    job_class = check_priority(priority)
     job_id = uuid.uuid4().hex
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
         job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
         callback=callback, batch=batch, batch_api=batch_api,
     )  # fmt: skip
+    spec = admitted.spec.model_copy(update={"priority": job_class}).stored()
     store = get_store(settings)
-    key, request_sha256 = scoped_key(idempotency_key, admitted.spec.stored(), tenant)
+    key, request_sha256 = scoped_key(idempotency_key, spec, tenant)
+    dispatched = settings.dispatch.enabled
     found, created, stored_sha256 = store.create(
         job_id,
-        admitted.spec.stored(),
+        spec,
         deadline_s=time.time() + job_deadline_s(settings, admitted.spec),
         idempotency_key=key,
         request_sha256=request_sha256,
         meta=meta,
         tenant=tenant,
+        waiting=store.waiting.slot(job_class, tenant) if dispatched else None,
     )
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
+    if dispatched:  # stored and listed in one step: the dispatcher sends it, nothing to publish here
+        return JobHandle(found, settings)
     # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
     # (the producer died after storing); the attempt task applies once however often it arrives.
     if created:
         _publish_or_discard(store, found, settings, key)
     elif store.status(found) == "queued":
-        _publish_first_attempt(found, settings, n=1, consequence=_stays_queued(found))
+        publish(settings, "suture.attempt", [found, 1], consequence=_stays_queued(found))
     return JobHandle(found, settings)
 
 
 def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None) -> None:
     """Publish a new job's first attempt; if that fails, remove the job (see the module docstring)."""
     try:
-        _publish_first_attempt(job_id, settings, n=1)
+        publish(settings, "suture.attempt", [job_id, 1])
     except BrokerUnavailable as exc:
         try:
             discarded = store.discard(job_id, key)
@@ -272,13 +276,8 @@ def resume(
     deadline_s = time.time() + job_deadline_s(settings, spec)
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
-    _publish_first_attempt(job_id, settings, n=record.version + 1, consequence=_stays_queued(job_id))
+    publish(settings, "suture.attempt", [job_id, record.version + 1], consequence=_stays_queued(job_id))
     return JobHandle(job_id, settings)
-
-
-def _publish_first_attempt(job_id: str, settings: Settings, *, n: int, consequence: str = "") -> None:
-    """Publish attempt ``n`` of the job; raises BrokerUnavailable (``consequence`` appended) if it fails."""
-    publish(settings, "suture.attempt", [job_id, n], consequence=consequence)
 
 
 def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "") -> None:

@@ -46,7 +46,7 @@ def test_an_admitted_job_stores_complete_params_and_its_policy(settings: Setting
     # (the quiz's language "auto" is stored as the document's, detected at enqueue)
     rules = QuizRules(options_per_question=3, language="en").model_dump()
     assert spec.params == {"questions": 5, "rules": rules}
-    assert (spec.policy, spec.source, spec.spec_version) == ("default", DOCUMENT, 3)
+    assert (spec.policy, spec.source, spec.spec_version) == ("default", DOCUMENT, 4)
 
 
 @pytest.mark.parametrize(

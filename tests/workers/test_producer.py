@@ -1,4 +1,8 @@
-"""The producer API and the job CLI against a real Redis broker (no worker: messages stay queued)."""
+"""The producer API and the job CLI against a real Redis broker (no worker: messages stay queued).
+
+These stacks publish at enqueue (``dispatch.enabled: false``, one FIFO queue): the dispatcher's path,
+where a job waits in Redis until a worker's dispatcher sends it, is tested in tests/workers/runtime/test_feeder.py.
+"""
 
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins. Secret-looking text 
 
 @pytest.fixture
 def stack(celery_stack: Callable[..., CeleryStack]) -> CeleryStack:
-    stack = celery_stack("http://127.0.0.1:9/v1")
+    stack = celery_stack("http://127.0.0.1:9/v1", SUTURE_DISPATCH__ENABLED="false")
     configure(stack.settings)
     return stack
 
@@ -155,7 +159,11 @@ def test_cli_bad_input_exits_2_with_one_line(stack: CeleryStack, args: tuple[str
 def broker_down(celery_stack: Callable[..., CeleryStack]) -> tuple[CeleryStack, int]:
     """A stack whose store works and whose broker URL (with a password) names a port nobody listens on."""
     port = free_port()
-    stack = celery_stack("http://127.0.0.1:9/v1", broker_url=f"redis://:hunter2@127.0.0.1:{port}/0")
+    stack = celery_stack(
+        "http://127.0.0.1:9/v1",
+        broker_url=f"redis://:hunter2@127.0.0.1:{port}/0",
+        SUTURE_DISPATCH__ENABLED="false",
+    )
     return stack, port
 
 

@@ -32,6 +32,9 @@ class JobRequest(BaseModel):
         description="An https URL the result is POSTed to, signed per Standard Webhooks",
         max_length=2048,
     )
+    priority: Literal["interactive", "bulk"] = Field(
+        "interactive", description="The job's class: interactive jobs reach the workers before bulk ones"
+    )
     # The quiz's teaching knobs (none given: the settings' quiz.*); stored with the job.
     question_kinds: list[Literal["single", "multiple", "true_false"]] | None = Field(
         None, min_length=1, max_length=3, description="Question kinds, each question one of them"

@@ -232,7 +232,8 @@ class BatchRun:
         try:
             handle = enqueue(
                 o.contract, section.text, params=params, policy=o.policy, policy_rules=o.policy_rules,
-                idempotency_key=key, batch=batch_id(o), meta=meta, settings=self.settings, batch_api=o.batch_api,
+                idempotency_key=key, batch=batch_id(o), meta=meta, priority=o.priority, settings=self.settings,
+                batch_api=o.batch_api,
             )  # fmt: skip
         except ProducerError as exc:
             raise BatchError(f"cannot enqueue {section.label}: {exc}") from exc

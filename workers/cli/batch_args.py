@@ -100,6 +100,7 @@ def batch_options(
         knobs=teaching_params(args),
         carry=carry,
         batch_api=batch_api_mode(args, settings),
+        priority=getattr(args, "priority", None) or "bulk",
     )
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.tasks.dispatch_order import PRIORITY_CLASSES
 from suture.workers.batch.books import all_done
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.runner import BatchError, BatchRun
@@ -73,6 +74,12 @@ def register(subparsers: Any) -> None:
     )
     add_teaching_flags(parser)
     parser.add_argument("--concurrency", type=int, help="jobs in flight (and model calls per local worker)")
+    parser.add_argument(
+        "--priority",
+        choices=PRIORITY_CLASSES,
+        default="bulk",
+        help="the jobs' class (default bulk: after interactive work)",
+    )
     parser.add_argument("--no-wait", action="store_true", help="enqueue only; gather later with --collect")
     parser.add_argument("--collect", action="store_true", help="gather the results of a --no-wait batch")
     parser.add_argument(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.tasks.dispatch_order import PRIORITY_CLASSES
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import (
     add_teaching_flags,
@@ -47,16 +48,23 @@ def register(subparsers: Any) -> None:
         "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
     )
     enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
+    enqueue.add_argument(
+        "--priority",
+        choices=PRIORITY_CLASSES,
+        default="interactive",
+        help="the job's class (bulk waits behind interactive)",
+    )
     enqueue.set_defaults(func=run, job_command="enqueue")
     status = subparsers.add_parser("status", help="print a job's status")
     status.add_argument("job")
+    status.add_argument("--json", action="store_true", help='print {"job_id", "status", "priority"} instead')
     status.set_defaults(func=run, job_command="status")
     trace = subparsers.add_parser("trace", help="print a job's attempts as JSON")
     trace.add_argument("job")
     trace.add_argument(
         "--spec",
         action="store_true",
-        help='print {"spec": {contract, contract_params, policy}, "attempts": [...]}',
+        help='print {"spec": {contract, contract_params, policy, priority}, "attempts": [...]}',
     )
     trace.set_defaults(func=run, job_command="trace")
     result = subparsers.add_parser("result", help="wait for a job and print its result JSON")
@@ -126,6 +134,7 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
         policy_rules=chosen.rules,
         idempotency_key=args.idempotency_key,
         tenant=args.tenant,
+        priority=args.priority,
         callback=args.callback,
         settings=settings,
     )
@@ -134,8 +143,10 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
 
 
 def _status(args: argparse.Namespace, settings: Any, producer: Any) -> int:
-    status = producer.get_job(args.job, settings).status()
-    print(status)
+    handle = producer.get_job(args.job, settings)
+    status = handle.status()
+    shown = {"job_id": handle.id, "status": status, "priority": handle.spec()["priority"]}
+    print(json.dumps(shown) if args.json else status)
     _warn_if_nothing_consumes(status, settings)
     return 0
 

@@ -20,7 +20,12 @@ log = logging.getLogger(__name__)
 class ClusterGauges:
     """A custom collector for ``suture_queue_messages{queue}``, ``suture_jobs_unfinished`` and past-deadline jobs."""
 
-    NAMES = ("suture_queue_messages", "suture_jobs_unfinished", "suture_jobs_past_deadline")
+    NAMES = (
+        "suture_queue_messages",
+        "suture_jobs_unfinished",
+        "suture_jobs_past_deadline",
+        "suture_jobs_waiting",
+    )
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
@@ -50,6 +55,14 @@ class ClusterGauges:
                 "Unfinished jobs past their deadline",
                 value=counts["past_deadline"],
             )
+        waiting = self._waiting()
+        if waiting is not None:
+            family = GaugeMetricFamily(
+                "suture_jobs_waiting", "New jobs the dispatcher has not sent yet", labels=["priority"]
+            )
+            for job_class, count in waiting.items():
+                family.add_metric([job_class], count)
+            yield family
 
     def _queues(self) -> dict[str, int] | None:
         from suture.workers.runtime.app import configure, waiting_messages
@@ -69,3 +82,13 @@ class ClusterGauges:
         except Exception as exc:  # the store is down: no job gauges this scrape
             log.info("metrics: cannot read the job store: %s", type(exc).__name__)
             return None
+
+    def _waiting(self) -> dict[str, int] | None:
+        from suture.workers.store.job_store import get_store
+
+        try:
+            counts = get_store(self._settings).waiting.counts()
+        except Exception as exc:  # the store is down: no waiting gauge this scrape
+            log.info("metrics: cannot read the waiting jobs: %s", type(exc).__name__)
+            return None
+        return {job_class: sum(per.values()) for job_class, per in counts.items()}

@@ -9,7 +9,8 @@
   consumes ``suture.control``, sweeps (ends jobs past their deadline, nudges stalled ones) at most once
   per interval cluster-wide, each sweep a Sentry Cron check-in. No task per tick: nothing floods
   Flower's task list, and a SIGKILLed worker's lock simply expires so another control worker's clock
-  takes the next interval.
+  takes the next interval. Beside it, in a worker that consumes ``suture.control``, the dispatcher of new
+  jobs (``suture.workers.runtime.feeder``): one active cluster-wide under its lease.
 - ``worker_shutdown``: the clock and the endpoint stopped, the multiprocess directory removed.
 """
 
@@ -64,14 +65,20 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
             from suture.workers.runtime import metrics
 
             _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
-        _running["clock"] = _start_clock(current, flow, sweeps=_consumes_control(sender))
+        control = _consumes_control(sender)
+        _running["clock"] = _start_clock(current, flow, sweeps=control)
+        if control:  # not beside 100 model-call threads: its passes would wait for their GIL
+            from suture.workers.runtime.feeder import start_feeder
+
+            _running["feeder"] = start_feeder(current)  # the dispatcher of new jobs (one active: a lease)
 
     def on_worker_shutdown(**_: Any) -> None:
         from suture.workers.runtime import metrics
 
-        clock = _running.pop("clock", None)
-        if clock is not None:
-            clock.stop()
+        for name in ("feeder", "clock"):
+            running = _running.pop(name, None)
+            if running is not None:
+                running.stop()
         server = _running.pop("metrics", None)
         if server is not None:
             server.shutdown()

@@ -62,7 +62,7 @@ def metrics() -> Metrics:
 
     return Metrics(
         jobs_finished=Counter(
-            "suture_jobs_finished", "Jobs that ended, by how", ["contract", "status", "cause"]
+            "suture_jobs_finished", "Jobs that ended, by how", ["contract", "status", "cause", "priority"]
         ),
         attempts=Counter(
             "suture_attempts",
@@ -78,7 +78,7 @@ def metrics() -> Metrics:
         job_seconds=Histogram(
             "suture_job_seconds",
             "Seconds from a job's start (or resume) to its end",
-            ["contract", "status"],
+            ["contract", "status", "priority"],
             buckets=JOB_SECONDS_BUCKETS,
         ),
         calls_in_flight=Gauge(
@@ -100,13 +100,15 @@ def attempt_done(contract: str, attempt: dict[str, Any]) -> None:
         m.cost_usd.labels(model).inc(float(attempt["cost_usd"]))
 
 
-def job_ended(contract: str, result: dict[str, Any], seconds: float | None) -> None:
-    """Count one job that ended, and how long it took end to end."""
+def job_ended(
+    contract: str, result: dict[str, Any], seconds: float | None, priority: str = "interactive"
+) -> None:
+    """Count one job that ended (by its priority class too), and how long it took end to end."""
     m = metrics()
     status = str(result.get("status"))
-    m.jobs_finished.labels(contract, status, str(result.get("cause") or "none")).inc()
+    m.jobs_finished.labels(contract, status, str(result.get("cause") or "none"), priority).inc()
     if seconds is not None and seconds >= 0:
-        m.job_seconds.labels(contract, status).observe(seconds)
+        m.job_seconds.labels(contract, status, priority).observe(seconds)
 
 
 @contextmanager

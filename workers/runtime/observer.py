@@ -72,7 +72,7 @@ class RuntimeObserver:
         contract = str(record.spec.get("contract"))
         try:
             seconds = time.time() - record.started_s if record.started_s else None
-            metrics.job_ended(contract, result, seconds)
+            metrics.job_ended(contract, result, seconds, str(record.spec.get("priority") or "interactive"))
         except Exception:
             log.warning("job %s: its end was not counted in metrics", record.job_id, exc_info=True)
         if not enabled():

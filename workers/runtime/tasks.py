@@ -158,8 +158,8 @@ class CeleryDispatcher:
         publish(app, "suture.merge", job_id, n)
 
     def waiting(self) -> int | None:
-        try:
-            return sum(waiting_messages(WATCHED_QUEUES).values())
+        try:  # new jobs the dispatcher still holds count too: the watchdog must not send them around it
+            return sum(waiting_messages(WATCHED_QUEUES).values()) + get_store(self.settings).waiting.total()
         except Exception as exc:  # the broker is down or the queue unknown: the watchdog waits
             log.info("cannot count waiting messages: %s", type(exc).__name__)
             return None
@@ -246,8 +246,8 @@ def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
 
 
 @app.task(name="suture.attempt", bind=True, throws=THROWS)
-def attempt(self: Task, job_id: str, n: int) -> Any:
-    """Run full attempt ``n`` of a job."""
+def attempt(self: Task, job_id: str, n: int, priority: str | None = None) -> Any:
+    """Run full attempt ``n`` of a job (``priority``: its class, sent by the dispatcher for Flower to show)."""
     return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
 
 

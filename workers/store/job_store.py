@@ -20,6 +20,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
+    {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``, ``JobStore.waiting``)
 
 ``version`` counts the attempts applied to ``state``; applying attempt ``n`` is a compare-and-set
 from version ``n - 1``. This module holds the writes; beside it are ``store_reads`` (reads, the base
@@ -67,6 +68,7 @@ from suture.workers.store.scripts import (
     SAVE_AND_DELIVER,
     SAVE_STATE,
 )
+from suture.workers.store.waiting import WaitingJobs, WaitingSlot
 from suture.workers.store.watchlist import Watchlist
 
 
@@ -80,6 +82,7 @@ class JobStore(JobReads):
         self.watchlist = Watchlist(client, keys)
         self.notes = JobNotes(client, keys, self._ttl)
         self.outbox = Outbox(client, keys, ttl_s=self._ttl)
+        self.waiting = WaitingJobs(client, keys)
         # Key names, bound once: each script call reads as the layout it touches.
         self._job, self._flags, self._slices = keys.job, keys.flags, keys.slices
         self._history, self._done = keys.history, keys.done
@@ -106,16 +109,21 @@ class JobStore(JobReads):
         request_sha256: str = "",
         meta: dict[str, Any] | None = None,
         tenant: str | None = None,
+        waiting: WaitingSlot | None = None,
     ) -> tuple[str, bool, str]:
         """Store a new job (one round trip); with a known idempotency key, return that job instead.
 
         Returns ``(job_id, created, request_sha256)``; ``created`` is False when the key already
         named a job, and the hash is then the one stored with the key ("" for a key stored without).
+        With ``waiting``, a created job's id joins that waiting list in the same step (the dispatcher sends it).
         """
         idem = self._keys.idempotency(idempotency_key) if idempotency_key else self._job(job_id)
         args = [job_id, _dumps(spec), time.time(), deadline_s, self._ttl, _dumps(meta or {})]
         args += ["1" if idempotency_key else "0", request_sha256, tenant or ""]
-        found, created = self._call(self._create, [self._job(job_id), idem, self._deadlines()], args)
+        keys = [self._job(job_id), idem, self._deadlines()]
+        keys += [waiting.list_key, waiting.tenants_key] if waiting else [self._job(job_id)] * 2
+        args += ["1", waiting.tenant] if waiting else ["0", ""]
+        found, created = self._call(self._create, keys, args)
         found_id, _, found_hash = str(found).partition(" ")
         return found_id, bool(created), found_hash if not created else request_sha256
 

@@ -3,8 +3,10 @@
 Keys and arguments are documented at each script; the store module docstring draws the layout.
 """
 
-# KEYS: job, idempotency key (the job key when there is none), deadlines; ARGV: job id, spec, now_s,
-# deadline_s, ttl_s, meta, '1' if KEYS[2] is an idempotency key, the request's sha256, the tenant ('' none).
+# KEYS: job, idempotency key (the job key when there is none), deadlines, waiting list, its class's tenant
+# set (both the job key when unused); ARGV: job id, spec, now_s, deadline_s, ttl_s, meta, '1' if KEYS[2] is
+# an idempotency key, the request's sha256, the tenant ('' none), '1' to push the id on the waiting list, the
+# tenant as the set holds it.
 # The key holds "<job id> <sha256>"; returns {that value, 0} when the key is known, else {job id, 1}.
 CREATE = """
 if ARGV[7] == '1' then
@@ -17,6 +19,10 @@ redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'status', 'queued', 'version', 0, '
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'tenant', ARGV[9]) end
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+if ARGV[10] == '1' then  -- the dispatcher sends it (waiting.py): its class's list for its tenant
+  redis.call('LPUSH', KEYS[4], ARGV[1])
+  redis.call('SADD', KEYS[5], ARGV[11])
+end
 return {ARGV[1], 1}
 """
 

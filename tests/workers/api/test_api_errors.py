@@ -134,7 +134,7 @@ def test_health_needs_no_key_and_stats_read_as_the_cli(server: ApiServer) -> Non
     health = requests.get(server.url + "/healthz", timeout=10)
     assert (health.status_code, health.json()) == (200, {"status": "ok", "store": "ok", "broker": "ok"})
     stats = server.call("GET", "/v1/stats").json()
-    assert stats["jobs"] == {"unfinished": 0, "past_deadline": 0}
+    assert stats["jobs"] == {"unfinished": 0, "past_deadline": 0, "waiting": {"interactive": 0, "bulk": 0}}
     assert set(stats["queues"]) >= {"suture.model", "suture.control"}
 
 

@@ -31,12 +31,12 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
     stack = celery_stack(model.base_url)
     configure(stack.settings)
     handles = [enqueue("quiz", document(4), questions=4, settings=stack.settings) for _ in range(3)]
-    # When stats are read / Then three first attempts wait in the model queue, three jobs are unfinished
+    # When stats are read / Then three jobs wait for the dispatcher (in no queue yet), three are unfinished
     code, figures, _ = stats(stack)
     assert code == 0
     assert figures == {
-        "jobs": {"unfinished": 3, "past_deadline": 0},
-        "queues": {"suture.model": 3, "suture.control": 0},
+        "jobs": {"unfinished": 3, "past_deadline": 0, "waiting": {"interactive": 3, "bulk": 0}},
+        "queues": {"suture.model": 0, "suture.control": 0},
     }
     # And once a worker delivered them, nothing waits and nothing is unfinished
     stack.start_worker(concurrency=4)
@@ -45,7 +45,7 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
     while (figures := stats(stack)[1])["queues"]["suture.model"] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert figures == {
-        "jobs": {"unfinished": 0, "past_deadline": 0},
+        "jobs": {"unfinished": 0, "past_deadline": 0, "waiting": {"interactive": 0, "bulk": 0}},
         "queues": {"suture.model": 0, "suture.control": 0},
     }
 
@@ -61,7 +61,10 @@ def test_stats_with_the_broker_unreachable_still_show_the_jobs_and_never_the_pas
     # When stats are read / Then the job counts print, the queues are null, exit 1, no password anywhere
     code, figures, stderr = stats(stack, SUTURE_BROKER_URL=dead)
     assert code == 1
-    assert figures["jobs"] == {"unfinished": 1, "past_deadline": 0} and figures["queues"] is None
+    assert (
+        figures["jobs"] == {"unfinished": 1, "past_deadline": 0, "waiting": {"interactive": 1, "bulk": 0}}
+        and figures["queues"] is None
+    )
     assert stderr == "suture: broker unreachable (OperationalError)\n"
     assert "hunter2" not in json.dumps(figures) + stderr
 

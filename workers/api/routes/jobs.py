@@ -87,7 +87,7 @@ def _enqueue(fields: JobRequest, key: str | None, tenant: str, settings: Setting
     """Enqueue through the producer API and read the job's status, in one trip to the thread pool."""
     handle = producer.enqueue(
         fields.contract, fields.input, questions=fields.questions, params=fields.knobs(),
-        policy=fields.policy, callback=fields.callback, idempotency_key=key, tenant=tenant,
+        policy=fields.policy, callback=fields.callback, idempotency_key=key, tenant=tenant, priority=fields.priority,
         settings=settings,
     )  # fmt: skip
     return handle.id, handle.status()

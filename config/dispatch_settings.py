@@ -1,0 +1,32 @@
+"""The dispatcher's settings: which new jobs reach the workers first (``dispatch:``, config/defaults.yaml).
+
+A section of ``suture.config.settings.Settings``; the design is in docs/architecture.md ("Priority classes
+and tenant fairness").
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DispatchSettings(BaseModel):
+    """How new jobs wait in Redis and are fed to the model queue (interactive first, tenants by weight)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # false: enqueue publishes a job's first attempt at once (one FIFO queue, as before; the bench's baseline).
+    enabled: bool = True
+    # Of the dispatches made while both classes wait, this share goes to bulk (0.1: one in ten).
+    bulk_share: float = Field(0.1, ge=0.0, le=1.0)
+    # New jobs are fed while fewer than this many messages are ready in the model queue.
+    ready_target: int = Field(2, ge=1, le=10_000)
+    # At most this many jobs sent and unfinished at once (null: no cap beyond ready_target). Set near what
+    # the workers can run without slowing each job (CPU, model limits), so an interactive job never queues
+    # behind a crowd of bulk jobs already running (docs/benchmarks.md "Priority classes").
+    max_in_flight: int | None = Field(None, ge=1)
+    # How often the dispatcher looks at the queue when it has nothing to do (it drains at once otherwise).
+    poll_s: float = Field(0.02, gt=0, le=5.0)
+    # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after this.
+    lease_s: float = Field(10.0, ge=1.0, le=600.0)
+    # Within a class, tenants are served by weighted round-robin; a tenant not listed weighs 1.
+    tenant_weights: dict[str, int] = Field(default_factory=dict)

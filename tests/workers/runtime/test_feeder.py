@@ -1,0 +1,129 @@
+"""The dispatcher against a real Redis: what it sends, in which order, and what it sends again after a crash.
+
+No worker runs: ``publish`` records the ids the dispatcher sends (the Celery publish is exercised by
+tests/reliability/test_priority.py, through real worker processes), and ``ready`` is the model queue's
+depth as the test sets it. Jobs are enqueued for real, so they wait where ``enqueue`` puts them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from suture.config.dispatch_settings import DispatchSettings
+from suture.workers.producer import InvalidJob, enqueue
+from suture.workers.runtime.app import configure
+from suture.workers.runtime.feeder import Feeder
+from suture.workers.store.job_store import JobStore, get_store
+from tests.fixtures.workers import CeleryStack
+
+DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins."
+
+
+@pytest.fixture
+def stack(celery_stack: Callable[..., CeleryStack]) -> CeleryStack:
+    stack = celery_stack("http://127.0.0.1:9/v1")
+    configure(stack.settings)
+    return stack
+
+
+class Queue:
+    """What the dispatcher sent, and a model queue whose ready depth the test sets."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.classes: list[str | None] = []
+        self.depth = 0
+
+    def publish(self, job_id: str, job_class: str | None) -> None:
+        self.sent.append(job_id)
+        self.classes.append(job_class)
+
+    def ready(self) -> int:
+        return self.depth
+
+
+def feeder(store: JobStore, queue: Queue, **settings: object) -> Feeder:
+    chosen = DispatchSettings.model_validate({"ready_target": 100, "lease_s": 1.0} | settings)
+    return Feeder(store, chosen, queue.publish, queue.ready)
+
+
+def test_enqueue_stores_the_job_waiting_and_publishes_nothing(stack: CeleryStack) -> None:
+    # Given the dispatcher on (the default) / When a job is enqueued / Then it waits in its class's list
+    handle = enqueue("quiz", DOCUMENT, tenant="acme", priority="bulk", settings=stack.settings)
+    store = get_store(stack.settings)
+    assert handle.status() == "queued"
+    assert store.waiting.counts() == {"interactive": {}, "bulk": {"acme": 1}}
+    assert store.redis.llen("suture.model") == 0
+
+
+def test_a_priority_that_names_no_class_is_refused_and_nothing_is_stored(stack: CeleryStack) -> None:
+    with pytest.raises(InvalidJob, match="priority 'urgent' is not one of interactive, bulk") as refused:
+        enqueue("quiz", DOCUMENT, priority="urgent", settings=stack.settings)
+    assert refused.value.field == "priority"
+    assert get_store(stack.settings).waiting.total() == 0
+
+
+def test_interactive_first_then_tenants_in_turn_up_to_the_queue_s_room(stack: CeleryStack) -> None:
+    # Given bulk jobs of two tenants, then interactive ones
+    settings = stack.settings
+    bulk_a = [enqueue("quiz", DOCUMENT, tenant="a", priority="bulk", settings=settings).id for _ in range(3)]
+    bulk_b = [enqueue("quiz", DOCUMENT, tenant="b", priority="bulk", settings=settings).id for _ in range(2)]
+    interactive = [enqueue("quiz", DOCUMENT, settings=settings).id for _ in range(2)]
+    store, queue = get_store(settings), Queue()
+    # When the queue has room for 4 / Then the interactive jobs go, then bulk, a and b in turn
+    queue.depth = 96
+    assert feeder(store, queue).run_pass() == 4
+    assert queue.sent == [*interactive, bulk_a[0], bulk_b[0]]
+    assert queue.classes == ["interactive", "interactive", "bulk", "bulk"]
+    # ...and the rest once the queue drains, each job sent once, nothing left half-dispatched
+    queue.depth = 0
+    assert feeder(store, queue).run_pass() == 0  # another dispatcher: the first one's lease still runs
+    time.sleep(1.1)
+    assert feeder(store, queue).run_pass() == 3
+    assert sorted(queue.sent) == sorted(bulk_a + bulk_b + interactive)
+    assert store.waiting.total() == 0
+
+
+def test_a_dispatcher_killed_between_taking_and_sending_is_made_good_by_the_next(stack: CeleryStack) -> None:
+    # Given two jobs taken off their list by a dispatcher that then died before sending them
+    settings = stack.settings
+    lost, started = (enqueue("quiz", DOCUMENT, settings=settings).id for _ in range(2))
+    store = get_store(settings)
+    dead = feeder(store, Queue())
+    assert store.waiting.hold_lease(dead.owner, 1.0) == 2
+    assert store.waiting.take(dead.owner, "interactive", "", time.time()) == lost
+    assert store.waiting.take(dead.owner, "interactive", "", time.time()) == started
+    # ...one of which did reach a worker (a task of it opened) before the crash
+    store.open_task(started, "attempt:1")
+    # When the next dispatcher takes the lease once the dead one's lapses
+    queue = Queue()
+    heir = feeder(store, queue)
+    assert heir.run_pass() == 0 and queue.sent == []  # the lease is still the dead one's
+    time.sleep(1.1)
+    heir.run_pass()
+    # Then it sends the one that never went out, not the one a worker has, and the record is empty
+    assert queue.sent == [lost] and queue.classes == [None]
+    assert store.waiting.stranded(time.time()) == [] and store.waiting.total() == 0
+
+
+def test_a_dispatcher_that_lost_its_lease_takes_nothing_more(stack: CeleryStack) -> None:
+    enqueue("quiz", DOCUMENT, settings=stack.settings)
+    store = get_store(stack.settings)
+    assert store.waiting.take("not-the-holder", "interactive", "", time.time()) is False
+    assert store.waiting.total() == 1
+
+
+def test_max_in_flight_caps_the_jobs_sent_and_unfinished(stack: CeleryStack) -> None:
+    # Given three jobs waiting and a cap of one job in flight
+    settings = stack.settings
+    jobs = [enqueue("quiz", DOCUMENT, settings=settings) for _ in range(3)]
+    store, queue = get_store(settings), Queue()
+    capped = feeder(store, queue, max_in_flight=1)
+    # When the dispatcher runs twice / Then only the first job goes: it has not finished
+    assert capped.run_pass() == 1 and capped.run_pass() == 0
+    # When that job ends (here: cancelled) / Then the next one goes
+    jobs[0].cancel()
+    assert capped.run_pass() == 1 and queue.sent == [jobs[0].id, jobs[1].id]
