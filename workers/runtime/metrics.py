@@ -28,7 +28,6 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from suture.config.settings import Settings
@@ -40,6 +39,8 @@ TOKEN_KINDS = {"input": "input_tokens", "cached": "cached_input_tokens", "output
 TOKEN_KINDS |= {"reasoning": "reasoning_tokens"}
 JOB_SECONDS_BUCKETS = (1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
 _lock = threading.Lock()
+_making = threading.Lock()
+_made: list[Metrics] = []
 _exposed: list[Any] = []
 
 
@@ -55,9 +56,20 @@ class Metrics:
     calls_in_flight: Any
 
 
-@cache
 def metrics() -> Metrics:
-    """This process's metrics, created once (in multiprocess mode if the worker chose it)."""
+    """This process's metrics, created once (in multiprocess mode if the worker chose it).
+
+    Under a lock: threads asking at once would otherwise each create them, and prometheus_client
+    refuses a second registration of a name (``Duplicated timeseries``).
+    """
+    if not _made:
+        with _making:
+            if not _made:
+                _made.append(_new_metrics())
+    return _made[0]
+
+
+def _new_metrics() -> Metrics:
     from prometheus_client import Counter, Gauge, Histogram
 
     return Metrics(
@@ -130,7 +142,7 @@ def use_multiprocess_mode() -> str | None:
     early (through Flower's command plugin), so the choice is made again here, as it would have been
     with ``PROMETHEUS_MULTIPROC_DIR`` set before start (which also works).
     """
-    if metrics.cache_info().currsize:
+    if _made:
         return os.environ.get(MULTIPROC_ENV)
     directory = os.environ.get(MULTIPROC_ENV) or tempfile.mkdtemp(prefix="suture-metrics-")
     os.environ[MULTIPROC_ENV] = directory

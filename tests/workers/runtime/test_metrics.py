@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import urllib.request
 from collections import defaultdict
 from collections.abc import Callable
@@ -139,3 +141,27 @@ def test_render_gives_an_api_this_process_series_and_the_cluster_gauges(redis_ur
     assert content_type.startswith("text/plain")
     families = {f.name for f in text_string_to_metric_families(body.decode())}
     assert {"suture_jobs_finished", "suture_queue_messages", "suture_jobs_unfinished"} <= families
+
+
+def test_threads_asking_for_the_metrics_at_once_share_one_set() -> None:
+    # Given a fresh process whose metrics do not exist yet, and 32 threads released together
+    script = """
+import threading
+from suture.workers.runtime import metrics as m
+start, got, errors = threading.Barrier(32), [], []
+def ask():
+    start.wait()
+    try:
+        got.append(m.metrics())
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=ask) for _ in range(32)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(len(errors), len({id(x) for x in got}), errors[:1])
+"""
+    # When each asks for the metrics
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    # Then none fails on a duplicate registration, and all got the same set
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == ["0", "1"], done.stdout
