@@ -34,6 +34,7 @@ from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
 from suture.workers.flow.job_flow import Flow
+from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import (
     CONTROL_QUEUE,
@@ -41,6 +42,7 @@ from suture.workers.runtime.app import (
     app,
     waiting_messages,
 )
+from suture.workers.runtime.deferral import defer
 from suture.workers.runtime.kombu_patches import patch_redis_transport
 from suture.workers.runtime.publish import publish
 from suture.workers.store.job_store import StoreUnavailable, get_store
@@ -99,7 +101,7 @@ def flow() -> Flow:
     return Flow(
         settings=settings,
         store=get_store(settings),
-        caller=_limited_caller(settings, client.call),
+        caller=_limited_caller(settings, client),
         dispatcher=CeleryDispatcher(settings),
         simulated=simulated,
         observer=RuntimeObserver(settings),
@@ -112,16 +114,14 @@ def _model_client(settings: Settings) -> Any:
     return get_model_client(settings)
 
 
-def _limited_caller(
-    settings: Settings, call: Callable[[ModelCall], ModelReply]
-) -> Callable[[ModelCall], ModelReply]:
-    from suture.workers.model.ratelimit import RateLimiter
+def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], ModelReply]:
+    """Calls within the cluster's per-model budgets (``limits``); a call that must wait defers its task."""
+    from suture.workers.model.budget import Budget
+    from suture.workers.model.budgeted_caller import BudgetedCaller
 
-    limiter = RateLimiter(get_store(settings).redis, settings.worker.rate_limits_rpm)
+    call = BudgetedCaller(settings, Budget(get_store(settings).redis, settings.limits), client)
 
     def caller(model_call: ModelCall) -> ModelReply:
-        # suture_rate_limit_wait_seconds goes here (time spent in acquire) with the provider limits.
-        limiter.acquire(model_call.model)
         try:
             with metrics.call_in_flight(model_call.model):
                 return call(model_call)
@@ -179,6 +179,8 @@ def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
     token = uuid.uuid4().hex
     try:
         return _through_outages(lambda: step(token), budget_s=worker_settings().worker.soft_time_limit_s / 2)
+    except CallDeferred as deferred:  # its model call must wait: re-queued with a countdown, no thread held
+        return defer(task, deferred, worker_settings(), OUTAGES)
     except OUTAGES as exc:
         # Not task.retry(): it publishes a new message and, when that publish fails too (the broker
         # is often this same Redis), rejects this one for good and the job is lost. Requeue this
