@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx2
@@ -38,6 +38,16 @@ def _call(max_completion_tokens: int = 2_000) -> ModelCall:
     )
 
 
+_CLIENTS: list[ModelClient] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _CLIENTS:
+        _CLIENTS.pop().close()
+
+
 def _caller(base_url: str, redis_url: str, limits: dict[str, ModelRateLimit]) -> BudgetedCaller:
     settings = Settings(
         openai_base_url=base_url,
@@ -46,7 +56,8 @@ def _caller(base_url: str, redis_url: str, limits: dict[str, ModelRateLimit]) ->
         client=ClientSettings(timeout_s=10, call_budget_s=20, transport_max_retries=3, backoff_base_s=0.01),
     )
     budget = Budget(redis.Redis.from_url(redis_url), limits, prefix=f"c{uuid.uuid4().hex}")
-    return BudgetedCaller(settings, budget, ModelClient(settings))
+    _CLIENTS.append(ModelClient(settings))
+    return BudgetedCaller(settings, budget, _CLIENTS[-1])
 
 
 def _stats(base_url: str) -> dict[str, Any]:
