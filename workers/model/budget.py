@@ -6,8 +6,12 @@ Both live in one Redis hash per model, changed only by one Lua script that reads
 so workers' clocks need not agree and every change is atomic:
 
 - ``reserve``: a call takes 1 request + its reservation (prompt estimate + max_completion_tokens) if
-  both buckets hold it and no 429 block is running; else nothing is taken and the answer is how
-  long until they would (the caller defers, never sleeps);
+  both buckets hold it and no 429 block is running; else nothing is taken and the call is given a
+  *slot*: the later of when the buckets would hold it and the end of the queue of calls deferred
+  before it, the queue then growing by this call's share of the refill (its tokens / TPM, or
+  1 / RPM). Calls deferred together so come back one refill apart, not all at once to fight over
+  one refill. Slots never lie beyond ``horizon_s`` (a deferral's longest countdown); a call whose
+  slot was taken by a newcomer is simply given a later one;
 - ``settle``: after the reply, the difference between the reservation and what the call cost
   (``budget_math.charged_tokens``) is refunded or charged;
 - ``correct``: a reply's ``x-ratelimit-remaining-*`` headers lower the buckets to what the provider
@@ -29,40 +33,51 @@ import redis
 from suture.config.simulator_sections import ModelRateLimit
 from suture.workers.model.budget_math import Remaining
 
-# ARGV: op, rpm (0: none), tpm (0: none), then per op: reserve tokens | settle delta | correct
-# requests tokens (-1: unknown) | block ms refund. Returns the wait in ms (reserve), else 0.
+# ARGV: op, rpm (0: none), tpm (0: none), horizon ms, then per op: reserve tokens | settle delta |
+# correct requests tokens (-1: unknown) | block ms refund. Returns the wait in ms (reserve), else 0.
 _BUDGET = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local op, rpm, tpm = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local v = redis.call('HMGET', KEYS[1], 'req', 'tok', 'at', 'until')
+local op, rpm, tpm, horizon = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local v = redis.call('HMGET', KEYS[1], 'req', 'tok', 'at', 'until', 'queue')
 local req, tok = tonumber(v[1]) or rpm, tonumber(v[2]) or tpm
 local elapsed = math.max(0, now - (tonumber(v[3]) or now))
-local blocked = tonumber(v[4]) or 0
+local blocked, queue = tonumber(v[4]) or 0, tonumber(v[5]) or 0
 req = math.min(rpm, req + elapsed * rpm / 60000)
 tok = math.min(tpm, tok + elapsed * tpm / 60000)
 local wait = 0
 if op == 'reserve' then
-  local cost = math.min(tonumber(ARGV[4]), tpm)
-  wait = math.max(0, blocked - now)
-  if rpm > 0 and req < 1 then wait = math.max(wait, (1 - req) * 60000 / rpm) end
-  if tpm > 0 and tok < cost then wait = math.max(wait, (cost - tok) * 60000 / tpm) end
-  if wait == 0 then
+  local cost = math.min(tonumber(ARGV[5]), tpm)
+  local ready = math.max(now, blocked)
+  local spacing = 0
+  if rpm > 0 then
+    if req < 1 then ready = math.max(ready, now + (1 - req) * 60000 / rpm) end
+    spacing = 60000 / rpm
+  end
+  if tpm > 0 then
+    if tok < cost then ready = math.max(ready, now + (cost - tok) * 60000 / tpm) end
+    spacing = math.max(spacing, cost * 60000 / tpm)
+  end
+  if ready <= now then
     if rpm > 0 then req = req - 1 end
     if tpm > 0 then tok = tok - cost end
+  else
+    local slot = math.min(math.max(ready, queue), now + horizon)
+    queue = math.min(slot + spacing, now + horizon)
+    wait = slot - now
   end
 elseif op == 'settle' then
-  tok = math.min(tpm, tok - tonumber(ARGV[4]))
+  tok = math.min(tpm, tok - tonumber(ARGV[5]))
 elseif op == 'correct' then
-  local r, k = tonumber(ARGV[4]), tonumber(ARGV[5])
+  local r, k = tonumber(ARGV[5]), tonumber(ARGV[6])
   if rpm > 0 and r >= 0 then req = math.min(req, r) end
   if tpm > 0 and k >= 0 then tok = math.min(tok, k) end
 elseif op == 'block' then
-  blocked = math.max(blocked, now + tonumber(ARGV[4]))
-  tok = math.min(tpm, tok + tonumber(ARGV[5]))
+  blocked = math.max(blocked, now + tonumber(ARGV[5]))
+  tok = math.min(tpm, tok + tonumber(ARGV[6]))
 end
-redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked)
-redis.call('PEXPIRE', KEYS[1], 120000 + math.ceil(math.max(0, blocked - now)))
+redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked, 'queue', queue)
+redis.call('PEXPIRE', KEYS[1], 120000 + math.ceil(math.max(0, blocked - now, queue - now)))
 return math.ceil(wait)
 """
 
@@ -82,12 +97,18 @@ class Reservation:
 
 
 class Budget:
-    """The cluster's per-model budgets (``limits``), kept in Redis under ``prefix``."""
+    """The cluster's per-model budgets (``limits``), kept in Redis under ``prefix``; slots within ``horizon_s``."""
 
     def __init__(
-        self, client: redis.Redis, limits: Mapping[str, ModelRateLimit], *, prefix: str = "suture:budget"
+        self,
+        client: redis.Redis,
+        limits: Mapping[str, ModelRateLimit],
+        *,
+        horizon_s: float = 300.0,
+        prefix: str = "suture:budget",
     ) -> None:
         self._limits = {model: limit for model, limit in limits.items() if limit.rpm or limit.tpm}
+        self._horizon_ms = max(1, math.ceil(horizon_s * 1000))
         self._prefix = prefix
         self._script = client.register_script(_BUDGET)
 
@@ -122,5 +143,5 @@ class Budget:
 
     def _run(self, model: str, op: str, *args: int) -> int:
         limit = self._limits[model]
-        argv: list[str | int] = [op, limit.rpm or 0, limit.tpm or 0, *args]
+        argv: list[str | int] = [op, limit.rpm or 0, limit.tpm or 0, self._horizon_ms, *args]
         return int(self._script(keys=[f"{self._prefix}:{model}"], args=argv))

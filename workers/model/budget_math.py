@@ -83,14 +83,19 @@ def _count(value: str | None) -> int | None:
     return int(value.strip())
 
 
-def countdown_s(wait_s: float, cap_s: float, spread: float) -> float:
-    """How long a deferred call waits: the budget's wait, spread by ``spread`` (0..1 of it), capped.
+# A deferred call comes back this much after its slot (and up to SPREAD of its wait later): early,
+# its tokens are not there yet and it is sent to the back of the queue; late costs nothing.
+MARGIN_S = 0.05
+SPREAD = 0.05
 
-    ``spread`` is drawn by the caller (uniform in [0, 1)): calls deferred together do not all come
-    back at the same instant and fight for one refill. Capped below the broker's visibility timeout
-    (a held message past it is delivered twice) and the watchdog's stall time.
+
+def countdown_s(wait_s: float, cap_s: float, draw: float) -> float:
+    """How long a deferred call waits: its slot's wait, a margin, up to SPREAD more (``draw`` in [0, 1)).
+
+    Capped below the broker's visibility timeout (a held message past it is delivered twice) and
+    the watchdog's stall time (``countdown_cap_s``).
     """
-    return max(0.0, min(cap_s, wait_s * (1.0 + spread)))
+    return max(0.0, min(cap_s, wait_s * (1.0 + SPREAD * draw) + MARGIN_S))
 
 
 def countdown_cap_s(visibility_timeout_s: float, stall_s: float) -> float:

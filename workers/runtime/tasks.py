@@ -117,9 +117,12 @@ def _model_client(settings: Settings) -> Any:
 def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], ModelReply]:
     """Calls within the cluster's per-model budgets (``limits``); a call that must wait defers its task."""
     from suture.workers.model.budget import Budget
+    from suture.workers.model.budget_math import countdown_cap_s
     from suture.workers.model.budgeted_caller import BudgetedCaller
 
-    call = BudgetedCaller(settings, Budget(get_store(settings).redis, settings.limits), client)
+    horizon_s = countdown_cap_s(settings.worker.visibility_timeout_s, settings.worker.stall_s)
+    budget = Budget(get_store(settings).redis, settings.limits, horizon_s=horizon_s)
+    call = BudgetedCaller(settings, budget, client)
 
     def caller(model_call: ModelCall) -> ModelReply:
         try:

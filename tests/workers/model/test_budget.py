@@ -32,6 +32,28 @@ def test_requests_are_shared_and_a_spent_budget_says_how_long(budgets: tuple[Bud
     assert taken[-1].tokens == 0
 
 
+def test_calls_deferred_together_get_successive_slots_one_refill_apart(
+    budgets: tuple[Budget, Budget],
+) -> None:
+    # Given 6,000 TPM spent / When three 1,200-token calls are deferred one after another
+    a, b = budgets
+    assert a.reserve("m", 6_000).granted
+    waits = [(a if i % 2 else b).reserve("m", 1_200).wait_s for i in range(3)]
+    # Then the first waits for its 1,200 tokens (12 s), each next one 1,200 tokens' refill more
+    assert waits == pytest.approx([12.0, 24.0, 36.0], abs=0.1)
+
+
+def test_no_slot_lies_beyond_the_horizon(redis_url: str) -> None:
+    # Given a budget whose deferrals may last at most 5 s / When calls queue up for minutes' worth
+    budget = Budget(
+        redis.Redis.from_url(redis_url), {"m": ModelRateLimit(rpm=6)}, horizon_s=5, prefix=uuid.uuid4().hex
+    )
+    waits = [budget.reserve("m", 1).wait_s for _ in range(10)]
+    # Then six went, and every slot given is within 5 s
+    assert waits[:6] == [0.0] * 6
+    assert all(0 < w <= 5.0 for w in waits[6:])
+
+
 def test_tokens_bind_before_requests(budgets: tuple[Budget, Budget]) -> None:
     # Given 6,000 TPM / When a 4,000-token call and then a 3,000-token call reserve
     a, b = budgets

@@ -8,6 +8,8 @@ import pytest
 
 from suture.tasks.calls import ModelCall, Usage
 from suture.workers.model.budget_math import (
+    MARGIN_S,
+    SPREAD,
     Remaining,
     aged,
     charged_tokens,
@@ -82,9 +84,11 @@ def test_what_was_left_grows_by_the_refill_since_it_was_said_capped_at_the_limit
     assert aged(Remaining(None, 5), 1.0, None, None) == Remaining(None, 5)
 
 
-def test_a_countdown_is_the_wait_spread_and_capped() -> None:
-    # Given a 4 s wait / When spread by 0.25 / Then 5 s; a long wait stops at the cap; never negative
-    assert countdown_s(4.0, 60.0, 0.25) == 5.0
+def test_a_countdown_is_the_wait_a_margin_and_a_little_spread_capped() -> None:
+    # Given a 4 s wait / When drawn at 0 and at the top / Then 4 s + the margin, up to 5 % more
+    assert countdown_s(4.0, 60.0, 0.0) == pytest.approx(4.0 + MARGIN_S)
+    assert countdown_s(4.0, 60.0, 1.0) == pytest.approx(4.0 * (1 + SPREAD) + MARGIN_S)
+    # ...a long wait stops at the cap, and none is negative
     assert countdown_s(400.0, 60.0, 0.9) == 60.0
     assert countdown_s(-1.0, 60.0, 0.5) == 0.0
     # ...and the cap is half the shorter of the visibility timeout and the stall time
