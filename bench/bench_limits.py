@@ -1,7 +1,7 @@
 """suture at the provider's limit (issue 15 §2): a binding TPM kept without 429s, and 1,000 calls in flight.
 
 Run ``python -m bench.bench_limits [tpm|inflight]`` (both by default); writes the ``## Provider
-limits`` section of docs/benchmarks.md. Both scenarios run against **simulated** models:
+limits: ...`` sections of docs/benchmarks.md. Both scenarios run against **simulated** models:
 
 - ``tpm``: JOBS quiz jobs against ``suture simulator`` (realistic profile, latency scale 1) metering
   gpt-5-nano at TPM tokens a minute as OpenAI does (prompt + max_completion_tokens reserved per
@@ -156,49 +156,51 @@ def _count(values: Any) -> dict[str, int]:
     return counts
 
 
-def report(tpm: dict[str, Any] | None, slow: list[dict[str, Any]], load_1m: float) -> str:
-    """The markdown section."""
-    parts = [f"Machine: {machine()}; 1-minute load average {load_1m:.2f} when the run started."]
-    if tpm is not None:
-        share_429 = tpm["rate_limited"] / max(1, tpm["requests"])
-        met = tpm["sustained_tpm"] >= 0.9 * tpm["tpm"] and share_429 <= 0.01 and tpm["lost"] == 0
-        parts.append(f"""
-### A binding TPM (simulated provider)
-
+def report_tpm(tpm: dict[str, Any], load_1m: float) -> str:
+    """The markdown section of the binding-TPM run."""
+    share_429 = tpm["rate_limited"] / max(1, tpm["requests"])
+    met = tpm["sustained_tpm"] >= 0.9 * tpm["tpm"] and share_429 <= 0.01 and tpm["lost"] == 0
+    return f"""Machine: {machine()}; 1-minute load average {load_1m:.2f} when the run started.
 `suture simulator` (**a simulation**, realistic profile, latency scale 1) meters {NANO} at
 {tpm["tpm"]:,} tokens a minute as OpenAI does (prompt + `max_completion_tokens` reserved per request);
 suture's `limits` the same; {tpm["jobs"]:,} quiz jobs of {QUESTIONS} questions, `max_completion_tokens`
 {MAX_COMPLETION:,}; one worker process of {IN_FLIGHT} threads; jobs enqueued before it started.
+Metered tokens: what the simulated provider counted against the limit (prompt + reserved completion per
+request); served: prompt + completion tokens of the replies. Sustained: the metered rate from one
+minute after the start (the full bucket a run begins with is spent by then) to the last sample below
+95 % of the final total (the tail, when the backlog has run out).
 
 | jobs | ended | lost | requests | 429s | of them over the limit | 429 share | nano requests | metered nano tokens | served nano tokens | wall s | sustained window s | sustained TPM | x limit | overall TPM |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 | {tpm["jobs"]} | {tpm["jobs"] - tpm["lost"]} | {tpm["lost"]} | {tpm["requests"]} | {tpm["rate_limited"]} | {tpm["limited"]} | {share_429:.2%} | {tpm["nano_requests"]} | {tpm["metered_tokens"]:,} | {tpm["served_tokens"]:,} | {tpm["wall_s"]:.0f} | {tpm["window_s"]:.0f} | {tpm["sustained_tpm"]:,.0f} | {tpm["sustained_tpm"] / tpm["tpm"]:.2f} | {tpm["overall_tpm"]:,.0f} |
 
 Statuses: {tpm["statuses"]}. Goal (sustained >= 0.9 x TPM, 429s <= 1 % of calls, none lost):
-{"met" if met else "NOT met"}.""")
-    if slow:
-        rows = "\n".join(
-            f"| {r['threads']} | {r['jobs']} | {r['lost']} | {r['peak_in_flight']} | {r['enqueue_s']:.1f} | "
-            f"{r['wall_s']:.1f} | {r['ideal_s']:.0f} | {r['ratio']:.2f} | {r['peak_rss_mb']:.0f} |"
-            for r in slow
-        )
-        goal = next((r for r in slow if r["threads"] == IN_FLIGHT), None)
-        met = goal is not None and goal["ratio"] <= 1.25 and goal["lost"] == 0
-        parts.append(f"""
-### 1,000 calls in flight per worker process
+{"met" if met else "NOT met"}.
+"""
 
+
+def report_inflight(slow: list[dict[str, Any]], load_1m: float) -> str:
+    """The markdown section of the in-flight runs."""
+    rows = "\n".join(
+        f"| {r['threads']} | {r['jobs']} | {r['lost']} | {r['peak_in_flight']} | {r['enqueue_s']:.1f} | "
+        f"{r['wall_s']:.1f} | {r['ideal_s']:.0f} | {r['ratio']:.2f} | {r['peak_rss_mb']:.0f} |"
+        for r in slow
+    )
+    goal = next((r for r in slow if r["threads"] == IN_FLIGHT), None)
+    met = goal is not None and goal["ratio"] <= 1.25 and goal["lost"] == 0
+    return f"""Machine: {machine()}; 1-minute load average {load_1m:.2f} when the run started.
 One worker process (`-P threads`), every call {SLOW_S:.0f} s (the scripted model of
 `bench.celery_harness`, **a simulation**), 4-question quizzes valid at the first attempt (one call
-per job); jobs enqueued before the worker started, wall time from starting the worker process (its start-up
-counts) to the last result.
-Baseline, same run: the previous default of {BASELINE_THREADS} threads with a tenth of the jobs (same ideal).
+per job); jobs enqueued before the worker started, wall time from starting the worker process (its
+start-up counts) to the last result. Baseline, same run: the previous default of {BASELINE_THREADS}
+threads with a tenth of the jobs (the same ideal).
 
 | threads | jobs | lost | peak in flight at the model | enqueue s | wall s | ideal s | x ideal | worker peak RSS MB |
 |---:|---:|---:|---:|---:|---:|---:|---:|---:|
 {rows}
 
-Goal ({SLOW_JOBS:,} jobs within 1.25 x the ideal {SLOW_JOBS / IN_FLIGHT * SLOW_S:.0f} s): {"met" if met else "NOT met"}.""")
-    return "\n".join(parts) + "\n"
+Goal ({SLOW_JOBS:,} jobs within 1.25 x the ideal {SLOW_JOBS / IN_FLIGHT * SLOW_S:.0f} s): {"met" if met else "NOT met"}.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -206,15 +208,17 @@ def main(argv: list[str] | None = None) -> int:
     which = set(argv if argv is not None else sys.argv[1:]) or {"tpm", "inflight"}
     load_1m = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        tpm = run_tpm(Path(tmp)) if "tpm" in which else None
-        slow = []
         if "inflight" in which:
-            slow.append(run_inflight(Path(tmp), SLOW_JOBS // 10, BASELINE_THREADS))
-            slow.append(run_inflight(Path(tmp), SLOW_JOBS, IN_FLIGHT))
-    print(json.dumps({"tpm": tpm, "inflight": slow}, indent=1))
-    body = report(tpm, slow, load_1m)
-    print(body)
-    write_section("Provider limits", body)
+            slow = [
+                run_inflight(Path(tmp), SLOW_JOBS // 10, BASELINE_THREADS),
+                run_inflight(Path(tmp), SLOW_JOBS, IN_FLIGHT),
+            ]
+            print(json.dumps(slow, indent=1), flush=True)
+            write_section("Provider limits: 1,000 calls in flight per worker", report_inflight(slow, load_1m))
+        if "tpm" in which:
+            tpm = run_tpm(Path(tmp))
+            print(json.dumps(tpm, indent=1), flush=True)
+            write_section("Provider limits: a binding TPM", report_tpm(tpm, load_1m))
     return 0
 
 
