@@ -94,3 +94,24 @@ def test_a_call_waiting_for_its_budget_holds_no_worker_thread(
     # ...and the waiting job is delivered once its budget is back
     assert waiting.result(timeout_s=40)["status"] == "delivered"
     assert _stats(url)["requests"] == 8
+
+
+@pytest.mark.timeout(120)
+def test_deferrals_never_count_toward_the_poison_cap(
+    celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]
+) -> None:
+    # Given a poison cap that gives a job up after one execution that did not finish, and nano limited
+    # to 6 requests a minute (deferrals capped at 6 s by the test's visibility timeout and stall time)
+    url = simulator("perfect")
+    stack = celery_stack(
+        url, SUTURE_LIMITS=_limits(**{NANO: {"rpm": 6}}), SUTURE_WORKER__MAX_REDELIVERIES="0"
+    )
+    configure(stack.settings)
+    worker = stack.start_worker(concurrency=4)
+    # When eight jobs come at once: two must wait ~10-20 s, deferred more than once each
+    handles = [enqueue("quiz", varied_document(i), questions=2, settings=stack.settings) for i in range(8)]
+    results = [h.result(timeout_s=90) for h in handles]
+    # Then every job is delivered: no deferral was taken for a lost execution
+    assert [r["status"] for r in results] == ["delivered"] * 8
+    assert worker.log().count(" deferred ") >= 3
+    assert "poison" not in worker.log() and "without finishing" not in worker.log()
