@@ -12,9 +12,12 @@ usage settles the reservation. The error it adds to the model package:
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+
+import redis
 
 from suture.config.settings import Settings
 from suture.tasks.calls import ModelCall, ModelReply
@@ -22,6 +25,8 @@ from suture.workers.model.budget import Budget, Reservation
 from suture.workers.model.budget_math import aged, charged_tokens, prompt_estimate, remaining_of
 from suture.workers.model.client import ModelClient
 from suture.workers.model.failures import ModelClientError, RateLimited
+
+log = logging.getLogger(__name__)
 
 # A 429 without retry-after: wait this long before the call is tried again.
 DEFAULT_RETRY_AFTER_S = 1.0
@@ -65,17 +70,28 @@ class BudgetedCaller:
             raise self._rate_limited(limited, reservation) from None
         # A failed call keeps its reservation: the provider may have counted it.
         if reply.error is None:
-            self._budget.settle(reservation, charged_tokens(reply.usage, reservation.tokens, guess))
+            charged = charged_tokens(reply.usage, reservation.tokens, guess)
+            _quietly(lambda: self._budget.settle(reservation, charged))
         return reply
 
     def _rate_limited(self, limited: RateLimited, reservation: Reservation) -> CallDeferred:
         """A 429: every call of the model holds for its retry-after, and this call's tokens go back."""
         wait_s = DEFAULT_RETRY_AFTER_S if limited.retry_after_s is None else limited.retry_after_s
-        self._budget.block(limited.model, wait_s, refund_tokens=reservation.tokens)
+        _quietly(lambda: self._budget.block(limited.model, wait_s, refund_tokens=reservation.tokens))
         self._correct(limited.model, limited.headers, 0.0)
         return CallDeferred(limited.model, wait_s, "provider HTTP 429")
 
     def _correct(self, model: str, headers: Mapping[str, str], age_s: float) -> None:
         limit = self._settings.limits.get(model)
         if limit is not None:
-            self._budget.correct(model, aged(remaining_of(headers), age_s, limit.rpm, limit.tpm))
+            remaining = aged(remaining_of(headers), age_s, limit.rpm, limit.tpm)
+            _quietly(lambda: self._budget.correct(model, remaining))
+
+
+def _quietly(update: Callable[[], None]) -> None:
+    """A budget update after the call was made: best-effort, so a Redis outage now never makes the step
+    re-run (and the call be made twice). Skipped, the budget stays where the reservation left it."""
+    try:
+        update()
+    except redis.exceptions.RedisError as exc:
+        log.info("budget update skipped, Redis unavailable: %s", type(exc).__name__)

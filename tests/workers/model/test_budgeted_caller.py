@@ -19,7 +19,8 @@ import redis
 from suture.config.settings import ClientSettings, Settings
 from suture.config.simulator_sections import ModelRateLimit
 from suture.tasks.calls import ModelCall
-from suture.workers.model.budget import Budget
+from suture.workers.model.budget import Budget, Reservation
+from suture.workers.model.budget_math import Remaining
 from suture.workers.model.budgeted_caller import BudgetedCaller, CallDeferred
 from suture.workers.model.client import ModelClient
 from suture.workers.simulator.limits import RateLimit
@@ -136,3 +137,28 @@ def test_the_providers_headers_correct_a_budget_another_client_drained(
         caller(_call())
     assert caught.value.reason == "budget"
     assert _stats(url)["rate_limited"] == 0
+
+
+class _RedisGoneAfterReserving(Budget):
+    """A real budget whose Redis goes away once the call has been reserved."""
+
+    def settle(self, reservation: Reservation, charged: int) -> None:
+        raise redis.exceptions.ConnectionError("Redis went away")
+
+    def correct(self, model: str, remaining: Remaining) -> None:
+        raise redis.exceptions.ConnectionError("Redis went away")
+
+
+def test_a_redis_outage_after_the_call_never_loses_the_reply(
+    simulator: Callable[..., str], redis_url: str
+) -> None:
+    # Given a budget whose Redis is gone once the call was reserved and sent
+    url = simulator("perfect", limits={MODEL: RateLimit(tpm=100_000)})
+    limits = {MODEL: ModelRateLimit(tpm=100_000)}
+    settings = Settings(openai_base_url=url, openai_api_key="sk-test-not-a-real-key", limits=limits)
+    budget = _RedisGoneAfterReserving(redis.Redis.from_url(redis_url), limits, prefix=uuid.uuid4().hex)
+    _CLIENTS.append(ModelClient(settings))
+    # When the call is made / Then its reply comes back (no exception: the step is not re-run, the
+    # call not made twice), and the provider saw one request
+    assert BudgetedCaller(settings, budget, _CLIENTS[-1])(_call()).error is None
+    assert _stats(url)["requests"] == 1
