@@ -115,3 +115,27 @@ def test_deferrals_never_count_toward_the_poison_cap(
     assert [r["status"] for r in results] == ["delivered"] * 8
     assert worker.log().count(" deferred ") >= 3
     assert "poison" not in worker.log() and "without finishing" not in worker.log()
+
+
+@pytest.mark.timeout(150)
+def test_a_worker_killed_holding_deferred_calls_loses_none_and_runs_none_twice(
+    celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]
+) -> None:
+    # Given nano limited to 6 requests a minute, and ten jobs, so four wait for their budget
+    url = simulator("perfect")
+    stack = celery_stack(url, SUTURE_LIMITS=_limits(**{NANO: {"rpm": 6}}))
+    configure(stack.settings)
+    worker = stack.start_worker(concurrency=4)
+    handles = [enqueue("quiz", varied_document(i), questions=2, settings=stack.settings) for i in range(10)]
+    deadline = time.monotonic() + 20
+    while worker.log().count(" deferred ") < 4:
+        assert time.monotonic() < deadline, "the calls over the budget were never deferred"
+        time.sleep(0.05)
+    # When the worker holding the deferred messages is SIGKILLed and another one starts
+    worker.kill()
+    stack.start_worker(concurrency=4)
+    # Then every job is delivered once, with one attempt (its deferred message came back, once applied)
+    results = [h.result(timeout_s=120) for h in handles]
+    assert [r["status"] for r in results] == ["delivered"] * 10
+    assert all([a["n"] for a in r["attempts"]] == [1] for r in results)
+    assert len({r["job_id"] for r in results}) == 10
