@@ -12,7 +12,8 @@ instead of leaving it to hang until the watchdog, and ends the task ``FAILURE`` 
     InternalError(reason)   the error's type and text, scrubbed of the job's document and output
 
 Each execution gets one token, kept across its in-process re-runs, so the poison cap counts it once
-(``suture.workers.flow.executions``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
+(``suture.workers.flow.executions``). A step whose model call must wait for its budget (or got a
+429) is re-queued with a countdown and ends ``deferred`` (``suture.workers.runtime.deferral``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
 ``suture.workers.runtime.lifecycle``.
 """
 
