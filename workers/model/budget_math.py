@@ -1,37 +1,31 @@
 """The arithmetic of a model's request and token budget, as pure functions (no Redis, no clock).
 
 What a call costs before it is sent (as OpenAI counts it: one request, its prompt's tokens and its
-``max_completion_tokens``), what it cost once the reply is in, what a reply's ``x-ratelimit-*``
-headers say is left, and how long a deferred call waits before it tries again. The shared state these
-feed is ``suture.workers.model.budget`` (one Lua script on Redis' clock).
+``max_completion_tokens``), what it cost once the reply is in, what a reply's
+``x-ratelimit-remaining-*`` headers say is left (the ``reset`` headers say the same from the other
+end, time until full, so they are not read), and how long a deferred call waits before it tries
+again. The shared state these feed is ``suture.workers.model.budget`` (one Lua script on Redis' clock).
 """
 
 from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from suture.tasks.calls import ModelCall, Usage
+from suture.tasks.calls import Usage
 
 CHARS_PER_TOKEN = 4
 # Each message costs a few tokens of framing beyond its text (role, separators), as OpenAI counts.
 MESSAGE_OVERHEAD_TOKENS = 4
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
 def prompt_estimate(messages: Sequence[Mapping[str, Any]]) -> int:
     """Tokens a prompt will be counted as, estimated from its text (about four characters a token)."""
     chars = sum(len(json.dumps(message.get("content"))) for message in messages)
     return math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS * len(messages)
-
-
-def reserved_tokens(call: ModelCall, default_max_completion_tokens: int) -> int:
-    """Tokens a call reserves before it is sent: its prompt estimate + its ``max_completion_tokens``."""
-    return prompt_estimate(call.messages) + (call.max_completion_tokens or default_max_completion_tokens)
 
 
 def charged_tokens(usage: Usage, reserved: int, prompt_guess: int) -> int:
@@ -44,16 +38,6 @@ def charged_tokens(usage: Usage, reserved: int, prompt_guess: int) -> int:
     if usage.input_tokens <= 0:
         return reserved
     return reserved - prompt_guess + usage.input_tokens
-
-
-def duration_s(text: str) -> float | None:
-    """OpenAI's reset duration (``6m0s``, ``1.5s``, ``20ms``, ``1h2m3s``) in seconds; None if unreadable."""
-    text = text.strip()
-    parts = _DURATION_PART.findall(text)
-    if not text or "".join(number + unit for number, unit in parts) != text:
-        return None
-    scale = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001}
-    return sum(float(number) * scale[unit] for number, unit in parts)
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,8 @@ from suture.workers.model.budget_math import (
     charged_tokens,
     countdown_cap_s,
     countdown_s,
-    duration_s,
     prompt_estimate,
     remaining_of,
-    reserved_tokens,
 )
 from suture.workers.simulator.tokens import prompt_tokens
 
@@ -41,32 +39,12 @@ def test_the_prompt_estimate_never_undercounts_the_simulated_providers_count() -
         assert prompt_tokens(messages) <= prompt_estimate(messages) <= prompt_tokens(messages) + 8
 
 
-def test_a_call_reserves_its_prompt_and_its_completion_budget() -> None:
-    # Given a call with its own max_completion_tokens, and one without / Then each reserves prompt + budget
-    own, default = _call("abcd" * 100, 500), _call("abcd" * 100)
-    assert reserved_tokens(own, 16_000) == prompt_estimate(own.messages) + 500
-    assert reserved_tokens(default, 16_000) == prompt_estimate(default.messages) + 16_000
-
-
 def test_a_settled_call_costs_the_real_prompt_plus_the_reserved_completion() -> None:
     # Given a reservation of 1,100 (guess 100 + 1,000) / When usage says 90 prompt and 40 completion tokens
     # Then the cost is 1,090: the provider meters max_completion_tokens, not what was served
     assert charged_tokens(Usage(input_tokens=90, output_tokens=40), 1_100, 100) == 1_090
     # ...and a reply without usage keeps its reservation
     assert charged_tokens(Usage(), 1_100, 100) == 1_100
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [("6m0s", 360.0), ("1.5s", 1.5), ("20ms", 0.02), ("1h2m3s", 3723.0), ("0s", 0.0), ("2m30.5s", 150.5)],
-)
-def test_openais_reset_durations_are_read(text: str, seconds: float) -> None:
-    assert duration_s(text) == pytest.approx(seconds)
-
-
-@pytest.mark.parametrize("text", ["", "soon", "5", "1x", "-1s", "1s trailing"])
-def test_unreadable_durations_are_none(text: str) -> None:
-    assert duration_s(text) is None
 
 
 def test_remaining_headers_are_read_and_junk_ignored() -> None:
