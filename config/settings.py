@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,6 +29,7 @@ from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
 from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
+from suture.config.provider_limits import moved_rate_limits
 from suture.config.quiz_settings import AutoQuestions
 from suture.config.quiz_settings import QuizRules as QuizRules  # re-exported
 from suture.config.redaction import url_secrets
@@ -72,6 +73,8 @@ class ClientSettings(_Section):
 class WorkerSettings(_Section):
     """Celery worker limits; ordered client call budget < soft limit < hard limit < visibility timeout."""
 
+    _moved = model_validator(mode="before")(moved_rate_limits)
+
     soft_time_limit_s: float = Field(300.0, gt=0)
     time_limit_s: float = Field(360.0, gt=0)
     visibility_timeout_s: float = Field(3600.0, gt=0)
@@ -81,7 +84,6 @@ class WorkerSettings(_Section):
     stall_s: float = Field(600.0, gt=0)
     watchdog_interval_s: float = Field(30.0, gt=0)
     model_concurrency: int = Field(100, ge=1)
-    rate_limits_rpm: dict[str, int] = Field(default_factory=dict)
     # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
     redis_timeout_s: float = Field(30.0, gt=0)
     # Job-store connections one process may hold (a worker raises it to its concurrency): a caller
@@ -172,6 +174,8 @@ class Settings(BaseSettings):
     budget_usd: float | None = Field(None, gt=0)
 
     client: ClientSettings = Field(default_factory=ClientSettings)
+    # Per-model provider limits suture keeps to, shared by every worker (suture.workers.model.budget).
+    limits: dict[str, ModelRateLimit] = Field(default_factory=dict)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     simulator: SimulatorSettings = Field(default_factory=SimulatorSettings)
     batch: BatchSettings = Field(default_factory=BatchSettings)

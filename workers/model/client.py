@@ -10,6 +10,9 @@ budget (a worker's soft time limit is checked to exceed it).
 
 The engine never sees an exception from ``ModelClient.call``: a terminal failure comes back as a
 ``ModelReply`` with ``error`` and ``error_kind`` (auth, bad_request, not_found, unavailable).
+A worker's budgeted caller (``budgeted_caller.py``) asks for a 429 to be raised instead
+(``defer_rate_limits``: ``RateLimited``, its task deferred rather than a thread asleep) and for each
+reply's headers (``on_headers``: the provider's ``x-ratelimit-*`` figures).
 Its errors (``ModelClientError`` > ``TransportFailure``) are in ``failures.py``; the request body and the
 reading of a reply in ``wire.py``.
 
@@ -25,7 +28,7 @@ import os
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -33,7 +36,7 @@ import openai
 
 from suture.config.settings import Settings
 from suture.tasks.calls import ModelCall, ModelReply
-from suture.workers.model.failures import TransportFailure, classify_status
+from suture.workers.model.failures import RateLimited, TransportFailure, classify_status
 from suture.workers.model.pricing import cost_usd
 from suture.workers.model.wire import Completion, read_completion, request_body
 
@@ -74,15 +77,28 @@ class ModelClient:
     def __repr__(self) -> str:
         return f"ModelClient(base_url={self._settings.openai_base_url or 'https://api.openai.com/v1'!r})"
 
-    def call(self, call: ModelCall) -> ModelReply:
-        """Make one model call, retrying transport failures within the call budget; never raises for a failed call."""
+    def call(
+        self,
+        call: ModelCall,
+        *,
+        defer_rate_limits: bool = False,
+        on_headers: Callable[[Mapping[str, str]], None] | None = None,
+    ) -> ModelReply:
+        """Make one model call, retrying transport failures within the call budget; never raises for a failed call.
+
+        With ``defer_rate_limits`` a 429 rate limit raises ``RateLimited`` at once (no retry, no
+        sleep); ``on_headers`` gets every successful reply's headers.
+        """
         started = time.monotonic()
         deadline = started + self._settings.client.call_budget_s
         retries = 0
         while True:
             try:
-                return self._reply(call, self._create(call, deadline - time.monotonic()), started, retries)
+                completion = self._create(call, deadline - time.monotonic(), on_headers)
+                return self._reply(call, completion, started, retries)
             except TransportFailure as failure:
+                if defer_rate_limits and failure.rate_limited:
+                    raise RateLimited(call.model, failure.retry_after_s, failure.headers or {}) from None
                 if not failure.retryable or retries >= self._settings.client.transport_max_retries:
                     return self._failed(call, failure, started, retries)
                 delay_s = self._delay_s(retries, failure.retry_after_s)
@@ -105,7 +121,9 @@ class ModelClient:
             "unavailable", f"{failure.detail}; call budget of {budget_s:g} s spent", False
         )
 
-    def _create(self, call: ModelCall, remaining_s: float) -> Completion:
+    def _create(
+        self, call: ModelCall, remaining_s: float, on_headers: Callable[[Mapping[str, str]], None] | None
+    ) -> Completion:
         """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise ``TransportFailure``."""
         sdk = self._client()
         timeout_s = min(self._settings.client.timeout_s, remaining_s)
@@ -122,6 +140,8 @@ class ModelClient:
             completion = read_completion(raw.json())
             if raw.headers.get(SIMULATION_HEADER, "").lower() == "true":
                 self.simulated = True
+            if on_headers is not None:
+                on_headers(raw.headers)
         except openai.APIStatusError as exc:
             raise classify_status(exc) from None
         except openai.APIConnectionError as exc:

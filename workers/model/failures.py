@@ -3,9 +3,12 @@
 The model client's errors, one small hierarchy:
 
     ModelClientError                   base
-    └── TransportFailure(kind, detail, retryable, retry_after_s)
-                                       one failed try, classified; becomes the reply's error
-                                       once it is terminal or retries are exhausted
+    ├── TransportFailure(kind, detail, retryable, retry_after_s, rate_limited, headers)
+    │                                  one failed try, classified; becomes the reply's error
+    │                                  once it is terminal or retries are exhausted
+    └── RateLimited(model, retry_after_s, headers)
+                                       a 429 the caller asked to have raised, not slept on
+                                       (``ModelClient.call(..., defer_rate_limits=True)``)
 """
 
 from __future__ import annotations
@@ -34,9 +37,24 @@ class TransportFailure(ModelClientError):
     detail: str
     retryable: bool
     retry_after_s: float | None = None
+    rate_limited: bool = False  # a retryable 429: the provider's rate limit
+    headers: dict[str, str] | None = None
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.detail}"
+
+
+@dataclass
+class RateLimited(ModelClientError):
+    """The provider answered 429 (rate limit) and the caller defers rather than waits in its thread."""
+
+    model: str
+    retry_after_s: float | None
+    headers: dict[str, str]
+
+    def __str__(self) -> str:
+        after = "" if self.retry_after_s is None else f", retry after {self.retry_after_s:g} s"
+        return f"model {self.model}: rate limited by the provider{after}"
 
 
 def classify_status(exc: openai.APIStatusError) -> TransportFailure:
@@ -50,7 +68,10 @@ def classify_status(exc: openai.APIStatusError) -> TransportFailure:
     if status == 429 and _error_code(exc) == "insufficient_quota":
         return TransportFailure("unavailable", detail, False)
     if status in (408, 409, 429) or status >= 500:
-        return TransportFailure("unavailable", detail, True, retry_after_s(exc.response.headers))
+        headers = exc.response.headers
+        return TransportFailure(
+            "unavailable", detail, True, retry_after_s(headers), status == 429, dict(headers)
+        )
     return TransportFailure("bad_request", detail, False)
 
 

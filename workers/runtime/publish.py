@@ -30,6 +30,7 @@ def publish(
     *args: Any,
     producer: Any = None,
     retry_policy: dict[str, Any] | None = None,
+    countdown: float | None = None,
     **kwargs: Any,
 ) -> None:
     """Send task ``name`` with ``args``/``kwargs`` (ids only) to its queue; raises what kombu raises.
@@ -38,9 +39,12 @@ def publish(
     enclosing batch, as for a surgical round's slices, flushes them with the rest). ``ignore_result``:
     without it ``send_task`` subscribes this process to the task's result channel (one more Redis
     command per task, and a subscription kept for good), and results live in the job store.
-    ``retry_policy`` bounds the publish retries (the producer's must not hang on a dead broker).
+    ``retry_policy`` bounds the publish retries (the producer's must not hang on a dead broker);
+    ``countdown``: run no sooner than this many seconds from now (a deferred model call).
     """
     options: dict[str, Any] = {"retry_policy": retry_policy} if retry_policy is not None else {}
+    if countdown is not None:
+        options["countdown"] = countdown
     with app.producer_or_acquire(producer) as publisher, publisher.batch():
         app.send_task(
             name,

@@ -12,7 +12,8 @@ instead of leaving it to hang until the watchdog, and ends the task ``FAILURE`` 
     InternalError(reason)   the error's type and text, scrubbed of the job's document and output
 
 Each execution gets one token, kept across its in-process re-runs, so the poison cap counts it once
-(``suture.workers.flow.executions``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
+(``suture.workers.flow.executions``). A step whose model call must wait for its budget (or got a
+429) is re-queued with a countdown and ends ``deferred`` (``suture.workers.runtime.deferral``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
 ``suture.workers.runtime.lifecycle``.
 """
 
@@ -35,6 +36,7 @@ from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
 from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
+from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import (
     CONTROL_QUEUE,
@@ -43,6 +45,7 @@ from suture.workers.runtime.app import (
     waiting_messages,
 )
 from suture.workers.runtime.batch_tasks import build_rounds
+from suture.workers.runtime.deferral import defer
 from suture.workers.runtime.kombu_patches import patch_redis_transport
 from suture.workers.runtime.publish import publish
 from suture.workers.store.job_store import StoreUnavailable, get_store
@@ -103,7 +106,7 @@ def flow() -> Flow:
     return BatchFlow(
         settings=settings,
         store=get_store(settings),
-        caller=_limited_caller(settings, client.call),
+        caller=_limited_caller(settings, client),
         dispatcher=dispatcher,
         simulated=simulated,
         observer=RuntimeObserver(settings),
@@ -117,16 +120,17 @@ def _model_client(settings: Settings) -> Any:
     return get_model_client(settings)
 
 
-def _limited_caller(
-    settings: Settings, call: Callable[[ModelCall], ModelReply]
-) -> Callable[[ModelCall], ModelReply]:
-    from suture.workers.model.ratelimit import RateLimiter
+def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], ModelReply]:
+    """Calls within the cluster's per-model budgets (``limits``); a call that must wait defers its task."""
+    from suture.workers.model.budget import Budget
+    from suture.workers.model.budget_math import countdown_cap_s
+    from suture.workers.model.budgeted_caller import BudgetedCaller
 
-    limiter = RateLimiter(get_store(settings).redis, settings.worker.rate_limits_rpm)
+    horizon_s = countdown_cap_s(settings.worker.visibility_timeout_s, settings.worker.stall_s)
+    budget = Budget(get_store(settings).redis, settings.limits, horizon_s=horizon_s)
+    call = BudgetedCaller(settings, budget, client)
 
     def caller(model_call: ModelCall) -> ModelReply:
-        # suture_rate_limit_wait_seconds goes here (time spent in acquire) with the provider limits.
-        limiter.acquire(model_call.model)
         try:
             with metrics.call_in_flight(model_call.model):
                 return call(model_call)
@@ -184,6 +188,8 @@ def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
     token = uuid.uuid4().hex
     try:
         return _through_outages(lambda: step(token), budget_s=worker_settings().worker.soft_time_limit_s / 2)
+    except CallDeferred as deferred:  # its model call must wait: re-queued with a countdown, no thread held
+        return defer(task, deferred, worker_settings(), OUTAGES)
     except OUTAGES as exc:
         # Not task.retry(): it publishes a new message and, when that publish fails too (the broker
         # is often this same Redis), rejects this one for good and the job is lost. Requeue this

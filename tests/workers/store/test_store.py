@@ -11,7 +11,6 @@ import pytest
 import redis
 
 from suture.config.settings import load_settings
-from suture.workers.model.ratelimit import RateLimiter
 from suture.workers.runtime.watchdog import WatchdogClock
 from suture.workers.store.job_store import JobNotFound, JobStore, StoreUnavailable, get_store
 
@@ -141,19 +140,6 @@ def test_unreachable_redis_is_a_one_line_error_without_password() -> None:
     with pytest.raises(StoreUnavailable) as caught:
         JobStore(client, ttl_s=60).status("x")
     assert "hunter2" not in str(caught.value) and "\n" not in str(caught.value)
-
-
-@pytest.mark.parametrize(("rpm", "calls"), [(600, 5), (60, 4)])
-def test_rate_limit_spaces_calls_across_limiters(redis_url: str, rpm: int, calls: int) -> None:
-    # Given two limiters (two workers) sharing Redis, burst 1 / When they alternate calls / Then the
-    # waits add up to (calls - 2) intervals: two go at once (slot + burst), the rest one interval apart
-    client = redis.Redis.from_url(redis_url)
-    waits: list[float] = []
-    prefix = f"rl{uuid.uuid4().hex}"
-    limiters = [RateLimiter(client, {"m": rpm}, prefix=prefix, sleep=waits.append) for _ in range(2)]
-    total = sum(limiters[i % 2].acquire("m") for i in range(calls))
-    assert total == pytest.approx(sum(range(1, calls - 1)) * 60 / rpm, abs=0.02)
-    assert limiters[0].acquire("unlimited") == 0.0
 
 
 def test_only_one_watchdog_clock_fires_per_interval(redis_url: str) -> None:
