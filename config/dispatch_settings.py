@@ -29,4 +29,7 @@ class DispatchSettings(BaseModel):
     # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after this.
     lease_s: float = Field(10.0, ge=1.0, le=600.0)
     # Within a class, tenants are served by weighted round-robin; a tenant not listed weighs 1.
+    # Of each limited model's request and token budget (``limits``), this share is kept for interactive
+    # calls: a bulk call is sent only while the buckets would keep it after the call (0: no reserve).
+    interactive_budget_share: float = Field(0.1, ge=0.0, lt=1.0)
     tenant_weights: dict[str, int] = Field(default_factory=dict)

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from suture.config.settings import ReasoningEffort
+from suture.tasks.dispatch_order import PriorityClass
 
 __all__ = ["ModelCall", "ModelReply", "ReasoningEffort", "Usage"]
 
@@ -25,6 +26,9 @@ class ModelCall(BaseModel):
     # they have in common (instructions, document) is routed to one prompt cache. Not part of the
     # prompt: it never changes a fingerprint.
     cache_key: str | None = None
+    # The job's class: an interactive call may take the share of a model's budget bulk calls leave
+    # (``dispatch.interactive_budget_share``). Not part of the prompt either.
+    priority: PriorityClass = "interactive"
 
 
 class Usage(BaseModel):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from suture.contracts.contract import Contract
 from suture.contracts.examples import AcceptedOutput, Example, choose_example, estimate_tokens
@@ -54,15 +55,7 @@ def plan_full(
         )
     example = _example(state, policy, contract, accepted)
     messages = redact_messages(_full_messages(state, policy, step, contract, example), secrets)
-    call = ModelCall(
-        model=step.model,
-        messages=messages,
-        schema_name=contract.name,
-        json_schema=contract.response_schema(),
-        reasoning_effort=step.reasoning_effort,
-        max_completion_tokens=state.spec.options.max_completion_tokens,
-        cache_key=state.spec.job_id,
-    )
+    call = _model_call(state, step, messages, contract.name, contract.response_schema())
     digest = fingerprint(call)
     if digest in state.sent:
         reason = f"an identical prompt was already sent to {step.model} in this job"
@@ -141,15 +134,8 @@ def plan_surgical(
             state.spec.feedback,
             rejected_repairs(state.attempts, target),
         )
-        call = ModelCall(
-            model=step.model,
-            messages=redact_messages(messages, secrets),
-            schema_name=f"{contract.name}_slice",
-            json_schema=contract.slice_schema(best.output, target),
-            reasoning_effort=step.reasoning_effort,
-            max_completion_tokens=state.spec.options.max_completion_tokens,
-            cache_key=state.spec.job_id,
-        )
+        schema = contract.slice_schema(best.output, target)
+        call = _model_call(state, step, redact_messages(messages, secrets), f"{contract.name}_slice", schema)
         digest = fingerprint(call)
         if digest not in state.sent:
             calls[target], values[target] = call, slice_value(best.output, target)
@@ -168,6 +154,22 @@ def plan_surgical(
         sent_values=values,
         fingerprints=digests,
         preserve=list(dict.fromkeys(pinned)),
+    )
+
+
+def _model_call(
+    state: JobState, step: Step, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]
+) -> ModelCall:
+    """One call of this job to the step's model: the job id as its cache key, the job's class for the budget."""
+    return ModelCall(
+        model=step.model,
+        messages=messages,
+        schema_name=schema_name,
+        json_schema=schema,
+        reasoning_effort=step.reasoning_effort,
+        max_completion_tokens=state.spec.options.max_completion_tokens,
+        cache_key=state.spec.job_id,
+        priority=state.spec.priority,
     )
 
 

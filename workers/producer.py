@@ -142,7 +142,7 @@ def enqueue(
     priority: str = "interactive",
     settings: Settings | None = None, batch_api: str = "off",
 ) -> JobHandle:  # fmt: skip
-    """Check the job, store it and publish its first attempt; the same idempotency key returns the same job.
+    """Check the job, store it and queue its first attempt; the same idempotency key returns the same job.
 
     ``input`` is the document's text (or its bytes, decoded as a text file is); ``params`` the
     contract's parameters (``questions`` is short for ``params={"questions": N}``), completed from
@@ -153,9 +153,8 @@ def enqueue(
     with a different request (another document, contract, parameters, policy or callback) raises
     IdempotencyConflict: a caller never receives a job another request created. ``tenant`` scopes the
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
-    tenant (``get_job``, ``cancel``, ``resume``) find another tenant's job as no job (``JobNotFound``).
-    ``priority``: ``interactive`` (someone waits) or ``bulk``; the dispatcher sends interactive first (feeder.py).
-    ``batch_api`` (off, all, first): which model calls go through OpenAI's Batch API (``tasks.batch_mode``).
+    tenant find another tenant's job as no job (``JobNotFound``). ``priority`` (interactive, bulk): which
+    new jobs the dispatcher sends first; ``batch_api`` (off, all, first): which calls use the Batch API.
     """
     settings = _settings(settings)
     tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
@@ -182,15 +181,18 @@ def enqueue(
     )
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
-    if dispatched:  # stored and listed in one step: the dispatcher sends it, nothing to publish here
-        return JobHandle(found, settings)
-    # A repeated enqueue of a job still queued re-publishes: the first publish may have been lost
-    # (the producer died after storing); the attempt task applies once however often it arrives.
-    if created:
-        _publish_or_discard(store, found, settings, key)
-    elif store.status(found) == "queued":
-        publish(settings, "suture.attempt", [found, 1], consequence=_stays_queued(found))
+    if not dispatched:  # else stored and listed in one step: the dispatcher sends it
+        _publish_new(store, found, created, settings, key)
     return JobHandle(found, settings)
+
+
+def _publish_new(store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None) -> None:
+    """Publish the first attempt of a job just stored, or again of one still queued: its first publish
+    may have been lost (the producer died after storing); the attempt applies once however often sent."""
+    if created:
+        _publish_or_discard(store, job_id, settings, key)
+    elif store.status(job_id) == "queued":
+        publish(settings, "suture.attempt", [job_id, 1], consequence=_stays_queued(job_id))
 
 
 def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None) -> None:
@@ -221,10 +223,9 @@ def cancel(
     """Stop a job that has not finished: its result is stored now, status ``cancelled``; False if it
     had already finished (its result stays as it is). Raises JobNotFound.
 
-    Tasks queued or running for the job find it finished and stop; a model call already in flight
-    completes and its reply is dropped. A callback given at enqueue fires once with ``cancelled``,
-    sent by a worker (``suture.deliver``), so this call never waits on a webhook; with the broker
-    down, the watchdog sends it once the broker is back.
+    Tasks queued or running for the job find it finished and stop (a model call in flight completes,
+    its reply dropped). A callback given at enqueue fires once with ``cancelled``, sent by a worker
+    (``suture.deliver``, or the watchdog once a down broker is back): this call never waits on a webhook.
     """
     from suture.workers.flow.delivery import cancel as cancel_job
     from suture.workers.runtime.observer import RuntimeObserver
@@ -251,8 +252,8 @@ def resume(
 ) -> JobHandle:  # fmt: skip
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
-    The delivered result moves to the job's history, the job is queued again as a new round and
-    ends with a new result; a callback given at enqueue fires once more, for that new result.
+    The delivered result moves to the job's history; the job runs again as a new round, ending with a
+    new result (a callback given at enqueue fires once more).
     With ``targets`` (JSON pointers; one naming nothing: ``InvalidJob``) only those parts are regenerated.
     """
     from suture.tasks import engine

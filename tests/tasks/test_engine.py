@@ -89,6 +89,23 @@ def test_every_call_of_a_job_carries_its_id_as_the_cache_key_outside_the_fingerp
     assert other.call.cache_key == "job-2" and other.fingerprint == first.fingerprint
 
 
+def test_every_call_of_a_bulk_job_carries_its_class_outside_the_fingerprint(default_policy: Policy) -> None:
+    # Given a bulk job whose first output has two failing questions
+    spec = q.spec().model_copy(update={"priority": "bulk"})
+    first = next_action(start(spec), default_policy)
+    assert isinstance(first, RunFull)
+    state = full(start(spec), default_policy, q.imbalance(q.valid_quiz(), [1, 4]))
+    surgical = next_action(state, default_policy)
+    assert isinstance(surgical, RunSurgical)
+    # Then its full call and every slice call are bulk calls (they leave the interactive budget share)
+    assert first.call.priority == "bulk"
+    assert {c.priority for c in surgical.calls.values()} == {"bulk"}
+    # And the class is no part of the prompt: an interactive twin has the same fingerprint
+    twin = next_action(start(q.spec()), default_policy)
+    assert isinstance(twin, RunFull)
+    assert twin.call.priority == "interactive" and twin.fingerprint == first.fingerprint
+
+
 def test_escalation_to_the_next_model_after_unparseable_output(full_only: Policy) -> None:
     # Given nano replies with garbage
     state = full(start(q.spec()), full_only, text="Sure! Here is your quiz: {")

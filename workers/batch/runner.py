@@ -11,10 +11,9 @@ what a rerun keeps: finished sections cost nothing again, and a quiz a person ed
 validated and kept, never regenerated. Changed rules (say ``quiz.options_per_question``) make new jobs.
 ``jobs.jsonl`` in the output folder lists what was enqueued, so ``--collect`` can gather a
 ``--no-wait`` batch later. With ``budget_usd``, a section is started only while it fits the budget
-(``suture.workers.batch.budget``). Each section's question count, the teaching
-knobs and the questions of earlier sections to avoid come from ``suture.workers.batch.knobs``; a
-section too short for a quiz is listed in the report with the reason, and so are questions that
-repeat another section's.
+(``suture.workers.batch.budget``). Each section's question count, the teaching knobs and the
+questions of earlier sections to avoid come from ``suture.workers.batch.knobs``; a section too short
+for a quiz is listed in the report with the reason, and so are questions that repeat another section's.
 
 Errors::
 
@@ -232,8 +231,8 @@ class BatchRun:
         try:
             handle = enqueue(
                 o.contract, section.text, params=params, policy=o.policy, policy_rules=o.policy_rules,
-                idempotency_key=key, batch=batch_id(o), meta=meta, priority=o.priority, settings=self.settings,
-                batch_api=o.batch_api,
+                idempotency_key=key, batch=batch_id(o), meta=meta, priority=o.priority,
+                settings=self.settings, batch_api=o.batch_api,
             )  # fmt: skip
         except ProducerError as exc:
             raise BatchError(f"cannot enqueue {section.label}: {exc}") from exc

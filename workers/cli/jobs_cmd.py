@@ -31,30 +31,7 @@ COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
 def register(subparsers: Any) -> None:
     """Add the six job subcommands."""
-    enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
-    enqueue.add_argument("file", help="source document (.txt, .md or .pdf; '-' reads stdin)")
-    enqueue.add_argument(
-        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
-    )
-    enqueue.add_argument("--questions", type=positive_int)
-    enqueue.add_argument(
-        "--policy",
-        metavar="NAME|FILE",
-        help="a configured policy, or a YAML file read here and stored with the job",
-    )
-    add_teaching_flags(enqueue)
-    enqueue.add_argument("--idempotency-key", help="the same key and request give the same job (per tenant)")
-    enqueue.add_argument(
-        "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
-    )
-    enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
-    enqueue.add_argument(
-        "--priority",
-        choices=PRIORITY_CLASSES,
-        default="interactive",
-        help="the job's class (bulk waits behind interactive)",
-    )
-    enqueue.set_defaults(func=run, job_command="enqueue")
+    _add_enqueue(subparsers)
     status = subparsers.add_parser("status", help="print a job's status")
     status.add_argument("job")
     status.add_argument("--json", action="store_true", help='print {"job_id", "status", "priority"} instead')
@@ -91,6 +68,34 @@ def register(subparsers: Any) -> None:
     cancel.add_argument("job")
     cancel.add_argument("--reason", default=None, help="why (kept in the result's reason)")
     cancel.set_defaults(func=run, job_command="cancel")
+
+
+def _add_enqueue(subparsers: Any) -> None:
+    """Add ``suture enqueue``."""
+    enqueue = subparsers.add_parser("enqueue", help="queue a generation job; prints its id")
+    enqueue.add_argument("file", help="source document (.txt, .md or .pdf; '-' reads stdin)")
+    enqueue.add_argument(
+        "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
+    )
+    enqueue.add_argument("--questions", type=positive_int)
+    enqueue.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a configured policy, or a YAML file read here and stored with the job",
+    )
+    add_teaching_flags(enqueue)
+    enqueue.add_argument("--idempotency-key", help="the same key and request give the same job (per tenant)")
+    enqueue.add_argument(
+        "--tenant", help="whom the job is for: scopes --idempotency-key and is stored with the job"
+    )
+    enqueue.add_argument("--callback", help="https URL the result is POSTed to (signed), when the job ends")
+    enqueue.add_argument(
+        "--priority",
+        choices=PRIORITY_CLASSES,
+        default="interactive",
+        help="the job's class (bulk waits behind interactive)",
+    )
+    enqueue.set_defaults(func=run, job_command="enqueue")
 
 
 def run(args: argparse.Namespace) -> int:

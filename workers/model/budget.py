@@ -12,6 +12,9 @@ so workers' clocks need not agree and every change is atomic:
   1 / RPM). Calls deferred together so come back one refill apart, not all at once to fight over
   one refill. Slots never lie beyond ``horizon_s`` (a deferral's longest countdown); a call whose
   slot was taken by a newcomer is simply given a later one;
+- a bulk call (``keep_share``: ``dispatch.interactive_budget_share``) is granted only if the buckets
+  keep that share of their capacity after it, so interactive calls find budget while bulk calls
+  wait; deferred interactive calls get slots of their own queue, never behind deferred bulk calls;
 - ``settle``: after the reply, the difference between the reservation and what the call cost
   (``budget_math.charged_tokens``) is refunded or charged;
 - ``correct``: a reply's ``x-ratelimit-remaining-*`` headers lower the buckets to what the provider
@@ -33,37 +36,45 @@ import redis
 from suture.config.simulator_sections import ModelRateLimit
 from suture.workers.model.budget_math import Remaining
 
-# ARGV: op, rpm (0: none), tpm (0: none), horizon ms, then per op: reserve tokens | settle delta |
-# correct requests tokens (-1: unknown) | block ms refund. Returns the wait in ms (reserve), else 0.
+# ARGV: op, rpm (0: none), tpm (0: none), horizon ms, then per op: reserve tokens keep (the share of
+# each bucket the call must leave: a bulk call's interactive reserve) | settle delta | correct requests
+# tokens (-1: unknown) | block ms refund. Returns the wait in ms (reserve), else 0. Deferred interactive
+# calls queue apart from bulk ones ('iqueue'), so they never wait behind bulk calls' slots.
 _BUDGET = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local op, rpm, tpm, horizon = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local v = redis.call('HMGET', KEYS[1], 'req', 'tok', 'at', 'until', 'queue')
+local v = redis.call('HMGET', KEYS[1], 'req', 'tok', 'at', 'until', 'queue', 'iqueue')
 local req, tok = tonumber(v[1]) or rpm, tonumber(v[2]) or tpm
 local elapsed = math.max(0, now - (tonumber(v[3]) or now))
-local blocked, queue = tonumber(v[4]) or 0, tonumber(v[5]) or 0
+local blocked, queue, iqueue = tonumber(v[4]) or 0, tonumber(v[5]) or 0, tonumber(v[6]) or 0
 req = math.min(rpm, req + elapsed * rpm / 60000)
 tok = math.min(tpm, tok + elapsed * tpm / 60000)
 local wait = 0
 if op == 'reserve' then
-  local cost = math.min(tonumber(ARGV[5]), tpm)
+  local keep = tonumber(ARGV[6])
+  local keep_req, keep_tok = keep * rpm, keep * tpm
+  local cost = math.min(tonumber(ARGV[5]), tpm - keep_tok)
   local ready = math.max(now, blocked)
   local spacing = 0
   if rpm > 0 then
-    if req < 1 then ready = math.max(ready, now + (1 - req) * 60000 / rpm) end
+    if req - keep_req < 1 then ready = math.max(ready, now + (1 + keep_req - req) * 60000 / rpm) end
     spacing = 60000 / rpm
   end
   if tpm > 0 then
-    if tok < cost then ready = math.max(ready, now + (cost - tok) * 60000 / tpm) end
+    if tok - keep_tok < cost then ready = math.max(ready, now + (cost + keep_tok - tok) * 60000 / tpm) end
     spacing = math.max(spacing, cost * 60000 / tpm)
   end
   if ready <= now then
     if rpm > 0 then req = req - 1 end
     if tpm > 0 then tok = tok - cost end
-  else
+  elseif keep > 0 then
     local slot = math.min(math.max(ready, queue), now + horizon)
     queue = math.min(slot + spacing, now + horizon)
+    wait = slot - now
+  else
+    local slot = math.min(math.max(ready, iqueue), now + horizon)
+    iqueue = math.min(slot + spacing, now + horizon)
     wait = slot - now
   end
 elseif op == 'settle' then
@@ -76,8 +87,8 @@ elseif op == 'block' then
   blocked = math.max(blocked, now + tonumber(ARGV[5]))
   tok = math.min(tpm, tok + tonumber(ARGV[6]))
 end
-redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked, 'queue', queue)
-redis.call('PEXPIRE', KEYS[1], 120000 + math.ceil(math.max(0, blocked - now, queue - now)))
+redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked, 'queue', queue, 'iqueue', iqueue)
+redis.call('PEXPIRE', KEYS[1], 120000 + math.ceil(math.max(0, blocked - now, queue - now, iqueue - now)))
 return math.ceil(wait)
 """
 
@@ -116,11 +127,12 @@ class Budget:
         """True if this model has a configured limit."""
         return model in self._limits
 
-    def reserve(self, model: str, tokens: int) -> Reservation:
-        """Take 1 request + ``tokens`` now if both fit; else take nothing and say how long to wait."""
+    def reserve(self, model: str, tokens: int, *, keep_share: float = 0.0) -> Reservation:
+        """Take 1 request + ``tokens`` now if both fit, leaving ``keep_share`` of each bucket (a bulk call
+        leaves the interactive reserve); else take nothing and say how long to wait."""
         if not self.limited(model):
             return Reservation(model, 0)
-        wait_ms = int(self._run(model, "reserve", tokens))
+        wait_ms = int(self._run(model, "reserve", tokens, keep_share))
         return Reservation(model, 0 if wait_ms else tokens, wait_ms / 1000)
 
     def settle(self, reservation: Reservation, charged: int) -> None:
@@ -141,7 +153,7 @@ class Budget:
         if self.limited(model):
             self._run(model, "block", math.ceil(max(0.0, wait_s) * 1000), refund_tokens)
 
-    def _run(self, model: str, op: str, *args: int) -> int:
+    def _run(self, model: str, op: str, *args: float) -> int:
         limit = self._limits[model]
-        argv: list[str | int] = [op, limit.rpm or 0, limit.tpm or 0, self._horizon_ms, *args]
+        argv: list[str | float] = [op, limit.rpm or 0, limit.tpm or 0, self._horizon_ms, *args]
         return int(self._script(keys=[f"{self._prefix}:{model}"], args=argv))

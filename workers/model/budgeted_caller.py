@@ -56,7 +56,8 @@ class BudgetedCaller:
         """One call within the budget; ``CallDeferred`` if it must wait (budget spent, or a 429)."""
         guess = prompt_estimate(call.messages)
         completion = call.max_completion_tokens or self._settings.client.max_completion_tokens
-        reservation = self._budget.reserve(call.model, guess + completion)
+        keep = self._settings.dispatch.interactive_budget_share if call.priority == "bulk" else 0.0
+        reservation = self._budget.reserve(call.model, guess + completion, keep_share=keep)
         if not reservation.granted:
             raise CallDeferred(call.model, reservation.wait_s, "budget")
         sent = time.monotonic()

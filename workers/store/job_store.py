@@ -1,8 +1,7 @@
 """The Redis job store: a job's spec, engine state, slice replies and result, keyed by job id.
 
-Celery messages carry only job ids; everything else lives here, and every write that must
-happen once (an attempt applied, a slice stored, a merge scheduled, a delivery) is one atomic
-Lua script, so redelivered tasks cannot add a second record.
+Celery messages carry only job ids; everything else lives here, and every write that must happen once
+(an attempt applied, a slice stored, a merge, a delivery) is one atomic Lua script: no second record.
 
 Layout (``{p}`` is the key prefix, ``suture`` by default)::
 
@@ -23,10 +22,9 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``, ``JobStore.waiting``)
 
 ``version`` counts the attempts applied to ``state``; applying attempt ``n`` is a compare-and-set
-from version ``n - 1``. This module holds the writes; beside it are ``store_reads`` (reads, the base
-of ``JobStore``), ``store_watchlist`` (the watchdog's reads of deadlines and progress,
-``JobStore.watchlist``), ``store_scripts`` (the Lua), ``store_records`` (what reads return) and
-``store_keys`` (the names above). Errors (``suture.workers.store.errors``, re-exported here)::
+from version ``n - 1``. This module holds the writes; beside it: ``reads`` (the base of ``JobStore``),
+``watchlist`` (the watchdog's reads), ``scripts`` (the Lua), ``records`` and ``keys`` (the names above).
+Errors (``suture.workers.store.errors``, re-exported here)::
 
     StoreError
      ├── JobNotFound        (job_id)         unknown or expired job

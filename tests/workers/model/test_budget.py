@@ -102,3 +102,30 @@ def test_an_unlimited_model_is_never_metered(budgets: tuple[Budget, Budget]) -> 
     assert all(a.reserve("free", 10**9).granted for _ in range(100))
     a.block("free", 60.0)
     assert a.reserve("free", 1).granted
+
+
+def test_bulk_calls_leave_the_interactive_share_of_the_budget(budgets: tuple[Budget, Budget]) -> None:
+    # Given 6,000 TPM of which bulk calls must leave 10 % (600 tokens), and 5,000 tokens spent
+    a, b = budgets
+    assert a.reserve("m", 5_000, keep_share=0.1).granted
+    # When a bulk call and then an interactive call each ask for 500 tokens
+    bulk = b.reserve("m", 500, keep_share=0.1)
+    interactive = a.reserve("m", 500)
+    # Then the bulk call waits (it would leave 500 < 600), the interactive one goes at once
+    assert not bulk.granted and bulk.tokens == 0
+    assert 0 < bulk.wait_s <= 1.0  # 100 tokens short: 1 s of refill at 6,000 TPM
+    assert interactive.granted and interactive.tokens == 500
+
+
+def test_deferred_interactive_calls_do_not_queue_behind_deferred_bulk_calls(
+    budgets: tuple[Budget, Budget],
+) -> None:
+    # Given a spent token budget and three bulk calls deferred one after another (slots 12, 24, 36 s on)
+    a, b = budgets
+    assert a.reserve("m", 6_000).granted
+    bulk = [b.reserve("m", 1_200, keep_share=0.1).wait_s for _ in range(3)]
+    # When an interactive call of the same size is deferred
+    interactive = a.reserve("m", 1_200).wait_s
+    # Then its slot is the one the budget can give it now, not one after the bulk calls
+    assert interactive == pytest.approx(12.0, abs=0.1)
+    assert interactive < bulk[-1]

@@ -162,3 +162,25 @@ def test_a_redis_outage_after_the_call_never_loses_the_reply(
     # call not made twice), and the provider saw one request
     assert BudgetedCaller(settings, budget, _CLIENTS[-1])(_call()).error is None
     assert _stats(url)["requests"] == 1
+
+
+def test_an_interactive_call_takes_the_budget_a_bulk_call_must_leave(
+    simulator: Callable[..., str], redis_url: str
+) -> None:
+    # Given 10,000 TPM (10 % kept for interactive calls: dispatch.interactive_budget_share) and a
+    # bulk call that spent about 2,050 of it
+    url = simulator("perfect", limits={MODEL: RateLimit(tpm=10_000)})
+    caller = _caller(url, redis_url, {MODEL: ModelRateLimit(tpm=10_000)})
+    first = caller(_call(max_completion_tokens=2_000).model_copy(update={"priority": "bulk"}))
+    assert first.error is None
+    # When bulk calls reserving 3,500 tokens are made until one is deferred
+    bulk = _call(max_completion_tokens=3_500).model_copy(update={"priority": "bulk"})
+    with pytest.raises(CallDeferred) as deferred:
+        for _ in range(3):
+            caller(bulk)
+    # ...and then an interactive call of the same size is made
+    reply = caller(_call(max_completion_tokens=3_500))
+    # Then the bulk call waited for budget while the interactive one was sent, inside the provider's limit
+    assert deferred.value.reason == "budget"
+    assert reply.error is None
+    assert _stats(url)["rate_limited"] == 0
