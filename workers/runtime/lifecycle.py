@@ -43,6 +43,10 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
 
         # Before any task opens the store: one connection per concurrent task, so none waits for one.
         size_pool_for(int(getattr(sender, "concurrency", 0) or 0))
+        # The SDK's HTTP client logs every request at INFO: at 1,000 calls in flight that is CPU the worker
+        # needs, and suture logs each failed or retried call itself (with its status, never its body).
+        for name in ("httpx", "httpx2"):
+            logging.getLogger(name).setLevel(logging.WARNING)
         current = settings()
         configure(current)
         init_sentry(current)
