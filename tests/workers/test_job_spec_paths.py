@@ -93,6 +93,7 @@ def test_one_rule_set_gives_one_shape_and_one_verdict_on_every_path(
         "contract": "quiz",
         "contract_params": result["contract_params"],
         "policy": "default",
+        "priority": "interactive",  # `suture enqueue`'s default class (spec version 4)
     }
     assert traced["attempts"] == result["attempts"]
     quizzes["enqueue + worker"] = result["output"]

@@ -52,6 +52,7 @@ from suture.workers.batch.records import (
     manifest_record,
 )
 from suture.workers.documents import InputIssue, Section
+from suture.workers.local import shutdown
 from suture.workers.producer import JobHandle, ProducerError, enqueue, get_job
 from suture.workers.reports.batch_report import BatchReport
 from suture.workers.reports.progress import BatchProgress
@@ -71,8 +72,7 @@ class BatchRun:
         self.position = 0  # the next section's place in the plan (kept sections take one too)
         self.books: Books | None = None
         self.carried = Carried(settings, options.jobs_in_flight)
-        # The contract parameters every job stores, as enqueue completes them from these settings; a
-        # quiz's count and questions to avoid are each section's own (``QuizAsk``).
+        # Every job's contract params, completed as enqueue does; a quiz's count and avoids: per section.
         self.quiz = options.contract == CONTRACT
         given = (
             {"questions": 1, **options.knobs}
@@ -93,8 +93,7 @@ class BatchRun:
 
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json. Sections the
-        ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it re-raises.
-        """
+        ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it re-raises."""
         if plan is None and not collect:
             plan = make_plan(self.options.inputs, self.settings.batch, on_issue=self._print_issue)
         books = self.books = Books(self.options.out_dir, self.options.contract, self.section_params, self.key)
@@ -271,10 +270,11 @@ class BatchRun:
             time.sleep(self.settings.batch.poll_interval_s)
 
     def _finish(self, handle: JobHandle, outputs: BatchOutputs, progress: BatchProgress) -> None:
-        seq, source = self.pending.pop(handle.id)
-        self.budget.finished(handle.id)
         result = checked(its_own(handle.id, handle.result(timeout_s=30)), self.options.contract)
-        self._done(handle.id, seq, source, result, outputs, progress, stored=True)
+        with shutdown.current().held():  # Ctrl-C: its ledger line, report entry and files, or none
+            seq, source = self.pending.pop(handle.id)
+            self.budget.finished(handle.id)
+            self._done(handle.id, seq, source, result, outputs, progress, stored=True)
 
     def _done(
         self, job_id: str, seq: int, source: dict[str, Any], result: dict[str, Any], outputs: BatchOutputs,

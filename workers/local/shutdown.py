@@ -23,7 +23,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
@@ -58,6 +58,8 @@ class Shutdown:
         self._hooks: list[Callable[[], None]] = []
         self._previous: dict[int, Any] = {}
         self._said = False
+        self._held = 0
+        self._deferred: int | None = None
 
     def rerun(self) -> str:
         """The command line that runs this command again, quoted for a POSIX shell."""
@@ -85,6 +87,19 @@ class Shutdown:
             signal.signal(signum, handler)
         self._previous = {}
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold a first stop signal until the block ends: what must be done whole (a finished job's
+        ledger line, report entry and files) is, and the command stops right after it."""
+        self._held += 1
+        try:
+            yield
+        finally:
+            self._held -= 1
+            if self._held == 0 and self._deferred is not None:
+                signum, self._deferred = self._deferred, None
+                self._first(signum, None)
+
     def leave(self, exc: Interrupted) -> NoReturn:
         """End an interrupted command: hooks, then every child gone, then its one line, then exit."""
         for hook in self._hooks:
@@ -100,6 +115,11 @@ class Shutdown:
 
     def _first(self, signum: int, frame: FrameType | None) -> None:
         self.signum = signum
+        if self._held:  # raised when the held block ends (a second signal still stops at once)
+            self._deferred = signum
+            for each in STOP_SIGNALS:
+                signal.signal(each, self._again)
+            return
         # Threads left waiting on a model (or a simulator now stopping) would log their retries: noise.
         logging.disable(logging.CRITICAL)
         for each in STOP_SIGNALS:

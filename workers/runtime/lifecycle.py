@@ -43,10 +43,7 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
 
         # Before any task opens the store: one connection per concurrent task, so none waits for one.
         size_pool_for(int(getattr(sender, "concurrency", 0) or 0))
-        # The SDK's HTTP client logs every request at INFO: at 1,000 calls in flight that is CPU the worker
-        # needs, and suture logs each failed or retried call itself (with its status, never its body).
-        for name in ("httpx", "httpx2"):
-            logging.getLogger(name).setLevel(logging.WARNING)
+        _quiet_http_logs()
         current = settings()
         configure(current)
         init_sentry(current)
@@ -94,6 +91,13 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
     signals.worker_process_shutdown.connect(on_process_shutdown, weak=False)
     signals.worker_ready.connect(on_worker_ready, weak=False)
     signals.worker_shutdown.connect(on_worker_shutdown, weak=False)
+
+
+def _quiet_http_logs() -> None:
+    """No log line per model request: at 1,000 calls in flight the SDK's HTTP client's INFO lines cost
+    CPU the worker needs, and suture logs each failed or retried call itself (its status, never its body)."""
+    for name in ("httpx", "httpx2"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool) -> Any:

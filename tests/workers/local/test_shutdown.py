@@ -188,3 +188,30 @@ def test_an_interrupted_eval_stops_at_once(tmp_path: Path, signum: int) -> None:
     assert code == (-signal.SIGKILL if signum == signal.SIGKILL else 128 + signum)
     if signum != signal.SIGKILL:
         assert "nothing was written" in check_one_line(stderr, "eval", args)
+
+
+HELD_SCRIPT = """
+import os, signal, sys, time
+from suture.workers.local import shutdown
+stop = shutdown.install("test", [])
+done = []
+try:
+    with stop.held():
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C in the middle of work that must be done whole
+        time.sleep(0.2)
+        done.append("whole")
+    done.append("after")  # never reached: the held signal is raised as the block ends
+except shutdown.Interrupted as exc:
+    print(done, exc.signum == signal.SIGINT)
+    sys.exit(0)
+print("not interrupted", done)
+"""
+
+
+def test_a_ctrl_c_during_a_held_block_stops_the_command_when_the_block_ends() -> None:
+    # Given a command inside work that must be done whole (a finished job's ledger line and report entry)
+    # When Ctrl-C arrives in the middle of it
+    done = subprocess.run([sys.executable, "-c", HELD_SCRIPT], capture_output=True, text=True, timeout=30)
+    # Then the work is finished first, and the command is interrupted right after it
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['whole'] True"
