@@ -63,6 +63,7 @@ class JobUpload(BaseModel):
     questions: int | None = Field(None, ge=1, le=MAX_QUESTIONS)
     policy: str | None = Field(None, max_length=200)
     callback: str | None = Field(None, max_length=2048)
+    priority: Literal["interactive", "bulk"] = Field("interactive", description="The job's class")
 
 
 class JobAccepted(BaseModel):

@@ -61,3 +61,25 @@ def test_the_cli_takes_priority_and_status_shows_it(
     assert stack.cli("status", bulk.stdout.strip()).stdout == "queued\n"
     # And a class that does not exist is refused by the argument parser (exit 2)
     assert stack.cli("enqueue", str(source), "--priority", "urgent").returncode == 2
+
+
+def test_an_upload_s_priority_field_is_stored_and_a_bad_one_is_422(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    api_server: Callable[..., ApiServer],
+) -> None:
+    # Given the API on a stack
+    stack = celery_stack(scripted_model(questions=3).base_url)
+    server = api_server(stack)
+    upload = {"file": ("course.md", document(3).encode())}
+    # When a document is uploaded as bulk, and another with no class
+    bulk = server.call("POST", "/v1/jobs", files=upload, data={"questions": "3", "priority": "bulk"})
+    plain = server.call("POST", "/v1/jobs", files=upload, data={"questions": "3"})
+    # Then the first is stored bulk, the second interactive
+    assert bulk.status_code == plain.status_code == 202, bulk.text
+    store = get_store(stack.settings)
+    assert store.load(bulk.json()["job_id"]).spec["priority"] == "bulk"
+    assert store.load(plain.json()["job_id"]).spec["priority"] == "interactive"
+    # And a class that does not exist is a 422 naming the field
+    refused = server.call("POST", "/v1/jobs", files=upload, data={"priority": "urgent"})
+    assert refused.status_code == 422 and "priority" in refused.text

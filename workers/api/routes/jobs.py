@@ -6,7 +6,7 @@ Redis calls run in the server's thread pool. Errors are problems (``suture.worke
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from pydantic import BaseModel, ValidationError
@@ -41,7 +41,7 @@ IdempotencyKey = Annotated[
         description="The same key with the same request returns the same job; with another request: 409",
     ),
 ]
-MULTIPART_FIELDS = ("contract", "questions", "policy", "callback")
+MULTIPART_FIELDS = ("contract", "questions", "policy", "callback", "priority")
 LOCATION = {"Location": {"description": "The job's URL", "schema": {"type": "string"}}}
 JOB_BODY = {
     "requestBody": {
@@ -61,6 +61,7 @@ class _UploadFields(BaseModel):
     questions: int | None = None
     policy: str | None = None
     callback: str | None = None
+    priority: Literal["interactive", "bulk"] = "interactive"
 
 
 @router.post(
