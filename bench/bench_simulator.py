@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from bench import machine, write_section
+from tests.fixtures.redis_server import free_port
 
 TARGET_RPS = 500
 DURATION_S = 6.0
@@ -39,25 +40,21 @@ DOCUMENT = " ".join(
 
 
 @contextmanager
-def simulator(latency_scale: float) -> Iterator[str]:
-    """``suture simulator`` in a child process; yields its base URL."""
-    command = [
-        sys.executable,
-        "-m",
-        "suture",
-        "simulator",
-        "--latency-scale",
-        str(latency_scale),
-        "--seed",
-        "0",
-    ]
+def simulator_process(*args: str) -> Iterator[str]:
+    """``suture simulator ARGS`` in a child process on a free port; yields its base URL."""
+    command = [sys.executable, "-m", "suture", "simulator", "--port", str(free_port()), *args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         assert process.stdout is not None
         yield process.stdout.readline().strip()
     finally:
         process.terminate()
-        process.wait(timeout=10)
+        process.wait(timeout=30)
+
+
+def simulator(latency_scale: float) -> Any:
+    """``suture simulator`` at ``latency_scale``, seed 0; yields its base URL."""
+    return simulator_process("--latency-scale", str(latency_scale), "--seed", "0")
 
 
 def payload(kind: str, variant: int) -> bytes:

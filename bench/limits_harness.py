@@ -11,30 +11,17 @@ import os
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx2
 
+from bench.bench_simulator import simulator_process as simulator_process
 from bench.bench_simulator_capacity import proc_status
 from tests.fixtures.redis_server import RedisServer, free_port
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-@contextmanager
-def simulator_process(*args: str) -> Any:
-    """``suture simulator ARGS`` in a child process; yields its base URL."""
-    command = [sys.executable, "-m", "suture", "simulator", "--port", str(free_port()), *args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def model_stats(base_url: str) -> dict[str, Any]:
