@@ -92,7 +92,7 @@ class Bench:
                 "-c",
                 str(concurrency or self.concurrency),
                 "-Q",
-                "suture.model,suture.control",
+                "suture.model,suture.model.bulk.ahead,suture.model.bulk,suture.control",
                 "-l",
                 "WARNING",
             ]

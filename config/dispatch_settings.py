@@ -33,3 +33,6 @@ class DispatchSettings(BaseModel):
     # calls: a bulk call is sent only while the buckets would keep it after the call (0: no reserve).
     interactive_budget_share: float = Field(0.1, ge=0.0, lt=1.0)
     tenant_weights: dict[str, int] = Field(default_factory=dict)
+    # A bulk job counts as running for its tenant's share while it sent a step this recently: a tenant over
+    # its weighted share of the running bulk jobs has its model calls taken after everyone else's (Redis).
+    fair_window_s: float = Field(60.0, gt=0, le=3600.0)

@@ -7,6 +7,11 @@ Redis or Celery (``suture.workers.runtime.feeder`` applies them):
   earns bulk ``bulk_share`` of a turn, and bulk takes a turn when it has earned a whole one. With the
   default share (0.1) one dispatch in ten goes to bulk while interactive work waits, so a steady
   interactive stream never starves a batch; with nothing interactive waiting bulk takes every turn.
+- ``bulk_credit_after``: the same share, kept by each worker among the model calls of jobs already
+  started: its credit toward taking a bulk call ahead of an interactive one, after each call it takes.
+- ``under_share``: whether a tenant runs fewer bulk jobs than its weighted share of all of them; such
+  a tenant's model calls are taken before the other bulk calls, so a tenant arriving with 10 jobs
+  beside another's 1,000 does not queue behind the 1,000's calls.
 - ``next_tenant``: smooth weighted round-robin (each waiting tenant gains its weight, the richest is
   served and pays the total): over any window, tenants are served in proportion to their weights, and
   interleaved rather than in runs. A tenant without a configured weight weighs 1.
@@ -45,20 +50,60 @@ def next_class(
     return "interactive"
 
 
+def bulk_credit_after(credit: float, share: float, *, bulk_first: bool, served: PriorityClass) -> float:
+    """A worker's credit toward its next bulk turn, once it took a call of class ``served``.
+
+    ``bulk_first``: the worker looked at bulk calls first (it had a whole credit). It cannot see
+    whether the other queue held anything, so it infers it: taking interactive while looking at bulk
+    first, or bulk while looking at interactive first, means the queue looked at first was empty,
+    and credit is earned only while both wait. Otherwise a bulk turn spends a credit and an
+    interactive one earns ``share`` of one, up to one whole credit (no burst of bulk later).
+    """
+    if served == "interactive":
+        return 0.0 if bulk_first else min(1.0, credit + share)
+    return max(0.0, credit - 1.0) if bulk_first else 0.0
+
+
 def next_tenant(
-    job_class: PriorityClass, waiting: list[str], weights: dict[str, int], turns: DispatchTurns
+    job_class: PriorityClass,
+    waiting: list[str],
+    weights: dict[str, int],
+    turns: DispatchTurns,
+    eligible: list[str] | None = None,
 ) -> str | None:
-    """The tenant of ``job_class`` whose oldest job goes next, by smooth weighted round-robin (None: none waits)."""
-    if not waiting:
-        return None
+    """The tenant of ``job_class`` whose oldest job goes next, by smooth weighted round-robin (None: none can).
+
+    ``eligible``: the waiting tenants whose job can go now (default: all). The others keep their
+    standing as it is, neither gaining nor losing, so a tenant held back a moment is not set back.
+    """
+    candidates = sorted(set(waiting if eligible is None else eligible) & set(waiting))
     standing = turns.tenant_standing.setdefault(job_class, {})
     for gone in set(standing) - set(waiting):  # a tenant that stopped waiting starts afresh
         del standing[gone]
+    if not candidates:
+        return None
     total = 0
-    for tenant in sorted(waiting):
+    for tenant in candidates:
         weight = max(0, weights.get(tenant, DEFAULT_WEIGHT))
         standing[tenant] = standing.get(tenant, 0) + weight
         total += weight
-    chosen = max(sorted(waiting), key=lambda tenant: standing[tenant])
+    chosen = max(candidates, key=lambda tenant: standing[tenant])
     standing[chosen] -= total
     return chosen
+
+
+def under_share(running: dict[str, int], tenant: str, weights: dict[str, int]) -> bool:
+    """True if ``tenant`` runs at least one job fewer than its weighted share of ``running`` (jobs per tenant).
+
+    A tenant alone is never under its share, whatever it runs. The margin of one job keeps tenants
+    with a job or two each from flapping in and out (the dispatcher's weighted turns govern them).
+    """
+    mine = running.get(tenant, 0)
+    active = {t for t, count in running.items() if count > 0} | {tenant}
+    total_weight = sum(max(0, weights.get(t, DEFAULT_WEIGHT)) for t in active)
+    if len(active) < 2 or total_weight <= 0:
+        return False
+    share = (
+        sum(running.get(t, 0) for t in active) * max(0, weights.get(tenant, DEFAULT_WEIGHT)) / total_weight
+    )
+    return mine <= share - 1

@@ -182,23 +182,23 @@ def enqueue(
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
     if not dispatched:  # else stored and listed in one step: the dispatcher sends it
-        _publish_new(store, found, created, settings, key)
+        _publish_new(store, found, created, settings, key, job_class)
     return JobHandle(found, settings)
 
 
-def _publish_new(store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None) -> None:
+def _publish_new(store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None, job_class: str) -> None:  # fmt: skip
     """Publish the first attempt of a job just stored, or again of one still queued: its first publish
     may have been lost (the producer died after storing); the attempt applies once however often sent."""
     if created:
-        _publish_or_discard(store, job_id, settings, key)
+        _publish_or_discard(store, job_id, settings, key, job_class)
     elif store.status(job_id) == "queued":
-        publish(settings, "suture.attempt", [job_id, 1], consequence=_stays_queued(job_id))
+        publish(settings, "suture.attempt", [job_id, 1], consequence=_stays_queued(job_id), priority=job_class)  # fmt: skip
 
 
-def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None) -> None:
+def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None, job_class: str) -> None:  # fmt: skip
     """Publish a new job's first attempt; if that fails, remove the job (see the module docstring)."""
     try:
-        publish(settings, "suture.attempt", [job_id, 1])
+        publish(settings, "suture.attempt", [job_id, 1], priority=job_class)
     except BrokerUnavailable as exc:
         try:
             discarded = store.discard(job_id, key)
@@ -277,15 +277,15 @@ def resume(
     deadline_s = time.time() + job_deadline_s(settings, spec)
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
-    publish(settings, "suture.attempt", [job_id, record.version + 1], consequence=_stays_queued(job_id))
+    publish(settings, "suture.attempt", [job_id, record.version + 1], consequence=_stays_queued(job_id), priority=spec.priority)  # fmt: skip
     return JobHandle(job_id, settings)
 
 
-def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "") -> None:
-    """Publish task ``name`` (ids only); raises BrokerUnavailable (``consequence`` appended) if it fails."""
+def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "", priority: str | None = None) -> None:  # fmt: skip
+    """Publish task ``name`` (ids only; a model call's ``priority`` picks its queue); raises BrokerUnavailable."""
     from suture.workers.runtime.publish import publish_or_refuse
 
-    publish_or_refuse(settings, name, *args, consequence=consequence)
+    publish_or_refuse(settings, name, *args, consequence=consequence, **({"priority": priority} if priority else {}))  # fmt: skip
 
 
 def _stays_queued(job_id: str) -> str:

@@ -4,7 +4,7 @@ A real Redis, real Celery worker processes (each runs a dispatcher thread; one h
 the scripted model over HTTP (fixed latency; ``imbalanced`` questions per first reply, so exactly that
 many surgical slices follow). Order is read from what the model served and what the store holds when a
 job ends, never from timings: an interactive job enqueued behind a bulk backlog ends before most of it;
-a started job's slices go before new jobs; bulk still gets its share under a steady interactive stream;
+its repairs go before the calls of bulk jobs already started; a started job's slices go before new jobs; bulk still gets its share under a steady interactive stream;
 two tenants share by weight; the dispatcher SIGKILLed mid-run loses nothing and runs nothing twice.
 """
 
@@ -75,6 +75,46 @@ def test_a_started_job_s_slices_go_before_new_jobs(
     assert first["status"] == "delivered" and len(first["attempts"]) == 2
     assert model.requests["full"] <= 1 + 2 + 2, f"{model.requests['full']} first attempts before it ended"
     wait_until(lambda: finished(handles) == 16, 60, "every job ended")
+
+
+def served(model: Any) -> int:
+    return int(sum(model.requests.values()))
+
+
+@pytest.mark.parametrize(
+    ("broker", "newcomer"),
+    [("redis", "interactive"), ("rabbitmq", "interactive"), ("redis", "tenant b")],
+)
+def test_a_newcomer_s_calls_go_before_the_calls_of_bulk_jobs_already_started(
+    celery_stack: Callable[..., CeleryStack], scripted_model: Any, broker: str, newcomer: str
+) -> None:
+    # Given one worker with one slot, and tenant a's 6 bulk jobs all started: each first reply has 3
+    # questions to repair, so 18 of a's slices wait in suture.model.bulk
+    model = scripted_model(imbalanced=3, latency_s=0.1)
+    amqp = {"broker_url": require_rabbitmq()} if broker == "rabbitmq" else {}
+    stack = make_stack(celery_stack, model, SUTURE_DISPATCH__READY_TARGET="20", **amqp)
+    bulk = [
+        enqueue("quiz", DOC, questions=4, tenant="a", priority="bulk", settings=stack.settings)
+        for _ in range(6)
+    ]
+    stack.start_worker(concurrency=1)
+    wait_until(lambda: model.requests["full"] >= 6, 60, "every bulk job started")
+    # When a job of the same shape (a first attempt, then 3 slices) is enqueued: an interactive one, or a
+    # bulk one of tenant b (running nothing: under its share, so its calls go to suture.model.bulk.ahead)
+    before = served(model)
+    options = {"tenant": "b", "priority": "bulk"} if newcomer == "tenant b" else {}
+    job = enqueue("quiz", DOC, questions=4, settings=stack.settings, **options)
+    result = job.result(timeout_s=60)
+    # Then its 4 calls go ahead of a's slices. On Redis the worker reads its queue first (for an
+    # interactive job, but for bulk's share, one turn in ten): at most the call in hand and one taken
+    # while the dispatcher sends its first attempt go before. On RabbitMQ, which has no such order, the
+    # broker delivers from the worker's queues in turn: fewer than one model queue in FIFO order would
+    # have served before it (all 18 of a's slices).
+    assert result["status"] == "delivered" and len(result["attempts"]) == 2
+    others = served(model) - before - 4
+    assert others <= (2 if broker == "redis" else 17), f"{others} of a's calls went before it ended"
+    assert finished(bulk) <= (0 if broker == "redis" else 5)
+    wait_until(lambda: finished(bulk) == 6, 60, "every bulk job ended")
 
 
 def test_bulk_still_progresses_under_a_steady_interactive_stream(

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from suture.tasks.dispatch_order import DispatchTurns, next_class, next_tenant
+from suture.tasks.dispatch_order import DispatchTurns, bulk_credit_after, next_class, next_tenant, under_share
 
 
 def test_interactive_goes_first_and_bulk_alone_takes_every_turn() -> None:
@@ -35,6 +35,25 @@ def test_credit_is_not_saved_up_while_bulk_does_not_wait() -> None:
     assert chosen == ["interactive"] * 9
 
 
+def test_a_worker_s_bulk_credit_grows_per_interactive_call_and_is_spent_by_a_bulk_one() -> None:
+    # Given a worker taking interactive calls while looking at interactive first: a tenth of a turn each
+    credit = 0.0
+    for _ in range(10):
+        credit = bulk_credit_after(credit, 0.1, bulk_first=False, served="interactive")
+    assert credit == pytest.approx(1.0)
+    # ...capped at one whole turn, however long the stream
+    assert bulk_credit_after(1.0, 0.1, bulk_first=False, served="interactive") == 1.0
+    # When it looks at bulk first and takes a bulk call / Then the turn is spent
+    assert bulk_credit_after(1.0, 0.1, bulk_first=True, served="bulk") == 0.0
+
+
+def test_a_worker_s_bulk_credit_is_dropped_when_the_queue_it_looked_at_first_was_empty() -> None:
+    # Looking at bulk first yet taking interactive: bulk had nothing, so no credit is kept for later
+    assert bulk_credit_after(1.0, 0.1, bulk_first=True, served="interactive") == 0.0
+    # Looking at interactive first yet taking bulk: interactive had nothing; bulk owes nothing either
+    assert bulk_credit_after(0.7, 0.1, bulk_first=False, served="bulk") == 0.0
+
+
 def test_tenants_are_served_by_weight_and_interleaved() -> None:
     # Given tenants a (weight 3) and b (weight 1) both waiting
     turns = DispatchTurns()
@@ -55,3 +74,37 @@ def test_equal_weights_alternate_and_a_new_tenant_is_served_at_once() -> None:
 
 def test_no_tenant_waiting_gives_none() -> None:
     assert next_tenant("bulk", [], {}, DispatchTurns()) is None
+
+
+def test_a_tenant_alone_is_never_under_its_share() -> None:
+    assert not under_share({"a": 1000}, "a", {})
+    assert not under_share({}, "a", {})
+
+
+def test_beside_another_tenant_the_one_running_less_than_its_weighted_share_is_under() -> None:
+    # Given a running 100 jobs and b 10 / Then b is under its half, a is not
+    running = {"a": 100, "b": 10}
+    assert under_share(running, "b", {}) and not under_share(running, "a", {})
+    # ...unless b weighs so little that 10 of the 110 is its due
+    assert not under_share(running, "b", {"a": 10})
+    # ...and a tenant with nothing running yet is under, unless it weighs nothing
+    assert under_share(running, "c", {}) and not under_share(running, "c", {"c": 0})
+
+
+def test_a_tenant_less_than_one_job_under_its_share_is_not_under() -> None:
+    # Given a few jobs running: b's share of 3 is 1.5 (equal weights), it runs 1
+    assert not under_share({"a": 2, "b": 1}, "b", {})
+    # ...a running none beside one running 2 is a whole job under its share of 1
+    assert under_share({"a": 2}, "b", {}) and not under_share({"a": 1}, "b", {})
+
+
+def test_a_tenant_held_back_a_moment_keeps_its_standing() -> None:
+    # Given a (weight 3) and b (weight 1) both waiting, b not eligible for a few turns
+    turns = DispatchTurns()
+    held = [next_tenant("bulk", ["a", "b"], {"a": 3}, turns, eligible=["a"]) for _ in range(4)]
+    assert held == ["a"] * 4
+    # When b may go again / Then the order over the next 8 turns is by weight, as if b had never waited
+    chosen = [next_tenant("bulk", ["a", "b"], {"a": 3}, turns) for _ in range(8)]
+    assert Counter(chosen) == {"a": 6, "b": 2}
+    # ...and no waiting tenant eligible gives none
+    assert next_tenant("bulk", ["a"], {}, turns, eligible=[]) is None

@@ -1,7 +1,7 @@
 """``suture worker``: a Celery worker with suture's settings (same as ``celery -A suture.workers worker``).
 
 Defaults suit model calls: the threads pool (calls are IO-bound, so one process keeps
-``worker.model_concurrency`` calls in flight on a small machine) consuming both queues.
+``worker.model_concurrency`` calls in flight on a small machine) consuming every queue.
 ``--metrics-port N`` serves the worker's Prometheus metrics at ``http://HOST:N/metrics``
 (``worker.metrics_port``; docs/operations.md).
 """
@@ -18,7 +18,11 @@ from suture.workers.cli import UsageError
 def register(subparsers: Any) -> None:
     """Add ``suture worker``."""
     parser = subparsers.add_parser("worker", help="run a Celery worker for suture's queues")
-    parser.add_argument("--queues", "-Q", default="suture.model,suture.control,suture.callbacks")
+    parser.add_argument(
+        "--queues",
+        "-Q",
+        default="suture.model,suture.model.bulk.ahead,suture.model.bulk,suture.control,suture.callbacks",
+    )
     parser.add_argument("--concurrency", "-c", type=int, help="default: worker.model_concurrency")
     parser.add_argument("--pool", "-P", default="threads", choices=["threads", "prefork", "gevent", "solo"])
     parser.add_argument("--loglevel", "-l", default="INFO")

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from suture.config.settings import Settings
 from suture.tasks.batch_mode import custom_id, through_batch
 from suture.tasks.calls import ModelCall, ModelReply
+from suture.tasks.dispatch_order import PriorityClass
 from suture.workers.model.batch_client import ENDPOINT, BatchApiError, BatchView
 from suture.workers.model.batch_results import read_results
 from suture.workers.model.wire import request_body
@@ -63,9 +64,11 @@ class BatchService(Protocol):
 class StepSender(Protocol):
     """Sends a job's step again (the flow's dispatcher)."""
 
-    def attempt(self, job_id: str, n: int) -> None: ...
+    def attempt(self, job_id: str, n: int, priority: PriorityClass, tenant: str | None) -> None: ...
 
-    def slices(self, job_id: str, n: int, pointers: list[str]) -> None: ...
+    def slices(
+        self, job_id: str, n: int, pointers: list[str], priority: PriorityClass, tenant: str | None
+    ) -> None: ...
 
 
 @dataclass
@@ -204,10 +207,11 @@ class BatchRounds:
                 attempts.add(key)
             else:
                 slices[key].append(str(entry["pointer"]))
+        # Batch API work is bulk work: these steps only apply replies a batch took hours to return.
         for job_id, n in sorted(attempts):
-            self.steps.attempt(job_id, n)
+            self.steps.attempt(job_id, n, "bulk", None)
         for (job_id, n), pointers in sorted(slices.items()):
-            self.steps.slices(job_id, n, sorted(pointers))
+            self.steps.slices(job_id, n, sorted(pointers), "bulk", None)
         self.lines.close(round_id, sorted({str(e["job_id"]) for e in lines.values()}))
         return "collected"
 

@@ -25,6 +25,7 @@ from suture.config.settings import Settings
 from suture.tasks import engine
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
+from suture.tasks.dispatch_order import PriorityClass
 from suture.tasks.job import Finish, JobState, RunFix, RunFull, RunSurgical
 from suture.workers.flow import late
 from suture.workers.flow.delivery import ALREADY_ENDED, Delivery
@@ -41,17 +42,16 @@ Caller = Callable[[ModelCall], ModelReply]
 
 
 class Dispatcher(Protocol):
-    """Sends the next task of a job (Celery in production, direct calls in unit tests)."""
+    """Sends the next task of a job (Celery in production, direct calls in unit tests); a model call's
+    ``priority`` (its job's class) picks its queue, and its job's ``tenant`` the lane within it."""
 
-    def attempt(self, job_id: str, n: int) -> None: ...
+    def attempt(self, job_id: str, n: int, priority: PriorityClass, tenant: str | None) -> None: ...
 
-    def slices(self, job_id: str, n: int, pointers: list[str]) -> None: ...
+    def slices(self, job_id: str, n: int, pointers: list[str], priority: PriorityClass, tenant: str | None) -> None: ...  # fmt: skip
 
     def merge(self, job_id: str, n: int) -> None: ...
 
-    def deliver(
-        self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None
-    ) -> None: ...
+    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> None: ...  # fmt: skip
 
     def callback(self, job_id: str, tag: str) -> None:
         """Publish ``suture.callback`` for the job's callback ``tag`` (its round, or a review)."""
@@ -269,11 +269,11 @@ class Flow:
         """
         job_id = record.job_id
         if isinstance(action, RunFull | RunFix):  # a fix runs as an attempt task that calls no model
-            self.dispatcher.attempt(job_id, action.n)
+            self.dispatcher.attempt(job_id, action.n, record.job_spec.priority, record.tenant or "")
         elif isinstance(action, RunSurgical):
             if not action_stored:
                 self.store.put_action(job_id, action.n, action.model_dump(mode="json"))
-            self.dispatcher.slices(job_id, action.n, sorted(action.calls))
+            self.dispatcher.slices(job_id, action.n, sorted(action.calls), record.job_spec.priority, record.tenant or "")  # fmt: skip
         else:
             # Deliver in this task rather than a separate suture.deliver: one task fewer per job;
             # suture.deliver remains for the watchdog and poison jobs (store.deliver is once-only).

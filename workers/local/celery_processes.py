@@ -16,7 +16,7 @@ from celery import Celery
 from suture.config.settings import Settings
 from suture.workers.local.child_process import Child
 from suture.workers.local.errors import StackError
-from suture.workers.runtime.app import CALLBACK_QUEUE, CONTROL_QUEUE, MODEL_QUEUE
+from suture.workers.runtime.app import CALLBACK_QUEUE, CONTROL_QUEUE, MODEL_QUEUES
 
 CONTROL_CONCURRENCY = 4
 START_TIMEOUT_S = 60.0
@@ -26,7 +26,7 @@ def worker_roles(index: int, model_concurrency: int) -> list[tuple[str, list[str
     """The two workers of pair ``index``: (name, argv) for the model queue and the control (and callbacks) queues."""
     roles = []
     for role, queue, concurrency in (
-        ("model", MODEL_QUEUE, model_concurrency),
+        ("model", ",".join(MODEL_QUEUES), model_concurrency),
         # Callbacks ride with control: the courier delivers them off the task threads.
         ("control", f"{CONTROL_QUEUE},{CALLBACK_QUEUE}", CONTROL_CONCURRENCY),
     ):

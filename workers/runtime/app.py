@@ -1,6 +1,8 @@
-"""suture's Celery app: JSON-only messages, two queues, late acks and ordered time limits.
+"""suture's Celery app: JSON-only messages, a queue per kind of work, late acks and ordered time limits.
 
-Model calls (``suture.attempt``, ``suture.surgical_slice``) go to ``suture.model``, bookkeeping
+Model calls (``suture.attempt``, ``suture.surgical_slice``) go to ``suture.model``, or for a bulk job
+to ``suture.model.bulk`` (``.ahead`` for a tenant running less than its share; ``queue_for``: a worker
+takes interactive calls first, with ``dispatch.bulk_share`` of its turns kept for bulk, ``queue_order``), bookkeeping
 (``suture.merge``, ``suture.deliver``, ``suture.watchdog``) to ``suture.control`` and callbacks
 (``suture.callback``, handed to the worker's courier) to ``suture.callbacks``, so each can be
 scaled apart and a slow receiver never queues ahead of a merge. ``configure(settings)`` points the app at the broker and checks
@@ -19,13 +21,19 @@ from typing import Any
 from celery import Celery
 
 from suture.config.settings import DEFAULT_REDIS_URL, Settings
+from suture.workers.runtime.queue_order import (
+    BULK_AHEAD_QUEUE,
+    BULK_MODEL_QUEUE,
+    MODEL_QUEUE,
+    MODEL_QUEUES,
+    ClassFirstCycle,
+)
 
-MODEL_QUEUE = "suture.model"
 CONTROL_QUEUE = "suture.control"
 CALLBACK_QUEUE = "suture.callbacks"
 
 # Every queue a worker serving all of suture consumes (``suture worker``'s default).
-ALL_QUEUES = (MODEL_QUEUE, CONTROL_QUEUE, CALLBACK_QUEUE)
+ALL_QUEUES = (*MODEL_QUEUES, CONTROL_QUEUE, CALLBACK_QUEUE)
 
 TASK_QUEUES: dict[str, str] = {
     "suture.attempt": MODEL_QUEUE,
@@ -36,6 +44,15 @@ TASK_QUEUES: dict[str, str] = {
     "suture.batch_round": CONTROL_QUEUE,
     "suture.callback": CALLBACK_QUEUE,
 }
+
+
+def queue_for(name: str, priority: str | None = None, *, ahead: bool = False) -> str:
+    """The queue of task ``name`` for a job of class ``priority``: a bulk job's model calls go apart,
+    ``ahead`` of the other bulk calls if its tenant runs less than its share (``lanes``)."""
+    queue = TASK_QUEUES[name]
+    if queue != MODEL_QUEUE or priority != "bulk":
+        return queue
+    return BULK_AHEAD_QUEUE if ahead else BULK_MODEL_QUEUE
 
 
 class CeleryConfigError(Exception):
@@ -148,6 +165,9 @@ def configure(settings: Settings) -> Celery:
         # The restore sweep's lock: kombu holds it up to 300 s by default, so a worker killed
         # mid-sweep would stop every other worker from restoring a dead worker's tasks that long.
         "unacked_mutex_expire": max(2, restore_interval_s),
+        # Redis: a worker's BRPOP lists the interactive model queue before the bulk ones, but for the
+        # share of turns kept for bulk (AMQP has no such option: there the broker alternates queues).
+        "queue_order_strategy": "suture.workers.runtime.queue_order:ClassFirstCycle",
     }
     wanted = {
         "broker_url": broker_url(settings),
@@ -157,6 +177,7 @@ def configure(settings: Settings) -> Celery:
         "task_soft_time_limit": settings.worker.soft_time_limit_s,
         "task_time_limit": settings.worker.time_limit_s,
     }
+    ClassFirstCycle.bulk_share = settings.dispatch.bulk_share
     if wanted != _configured:
         if _configured:
             _drop_connections()
@@ -166,7 +187,7 @@ def configure(settings: Settings) -> Celery:
     return app
 
 
-def waiting_messages(queues: tuple[str, ...] = (MODEL_QUEUE, CONTROL_QUEUE)) -> dict[str, int]:
+def waiting_messages(queues: tuple[str, ...] = (*MODEL_QUEUES, CONTROL_QUEUE)) -> dict[str, int]:
     """Messages ready in each of ``queues``, not yet taken by a worker; raises if the broker is unreachable.
 
     Declaring a queue as Celery declares it reports its ready messages, on Redis (the list's length)

@@ -2,12 +2,17 @@
 
 A thread in every worker that consumes ``suture.control`` (started with the watchdog's clock, ``lifecycle``;
 not in a model-only worker, whose call threads would slow its passes); the one holding the Redis
-lease (``dispatch.lease_s``, renewed every pass) dispatches, the others stand by. Each pass, while fewer
-than ``dispatch.ready_target`` messages are ready in ``suture.model`` (``app.waiting_messages``, on Redis
-and AMQP alike), it picks a class and a tenant (``suture.tasks.dispatch_order``), moves that tenant's
-oldest job id to the dispatching record (one Lua step, only while it holds the lease), publishes the
-job's first attempt and marks it sent. Steps of started jobs never pass here: workers publish them at
-once, so they go ahead of every job still waiting.
+lease (``dispatch.lease_s``, renewed a few times per lease) dispatches, the others stand by. Each pass,
+for each class while fewer than ``dispatch.ready_target`` messages are ready in its model queue
+(``suture.model``, ``suture.model.bulk``: ``app.queue_for``), it picks a class and a tenant
+(``suture.tasks.dispatch_order``), moves that tenant's oldest job id to the dispatching record (one Lua
+step, only while it holds the lease), publishes the job's first attempt and marks it sent. Steps of
+started jobs never pass here: workers publish them at once, so they go ahead of every job still
+waiting, and a bulk backlog in ``suture.model.bulk`` never holds back an interactive job. A tenant
+running less than its share of the bulk jobs (``lanes``) has its calls go ahead of the others' (in
+``suture.model.bulk.ahead``), and its new jobs go while fewer than ``ready_target`` calls are ready
+there; any other tenant's only while fewer are ready in both bulk queues, so its started jobs still
+go before its new ones.
 
 Exactly once across a SIGKILL: an id is always in one place, its waiting list, the dispatching record,
 or sent. A dispatcher killed between taking and marking leaves the id in the record; the next lease
@@ -30,26 +35,42 @@ from typing import Any
 
 from suture.config.dispatch_settings import DispatchSettings
 from suture.config.settings import Settings
-from suture.tasks.dispatch_order import DispatchTurns, PriorityClass, next_class, next_tenant
+from suture.tasks.dispatch_order import (
+    PRIORITY_CLASSES,
+    DispatchTurns,
+    PriorityClass,
+    next_class,
+    next_tenant,
+)
 from suture.workers.store.job_store import JobStore
 
 log = logging.getLogger(__name__)
 
-# Sends a new job's first attempt (``suture.attempt``, n = 1), its class shown in Flower (None: unknown).
-Publish = Callable[[str, PriorityClass | None], None]
-ReadyCount = Callable[[], int]  # messages ready in the model queue
+# Sends a new job's first attempt (``suture.attempt``, n = 1): (job id, its class, shown in Flower (None:
+# unknown), its tenant, and whether it goes ahead of the class's other calls, ``lanes``).
+Publish = Callable[[str, PriorityClass | None, str | None, bool], None]
+# Messages ready in a class's model queues: (in the one read first, in all of them).
+ReadyCount = Callable[[PriorityClass], tuple[int, int]]
+# Whether a tenant's jobs of a class run under its share (its calls go ahead of the class's others).
+UnderShare = Callable[[PriorityClass, str], bool]
 
 
 class Feeder:
     """One dispatcher: ``run_pass()`` once, or ``start()`` a thread that runs passes until ``stop()``."""
 
     def __init__(
-        self, store: JobStore, settings: DispatchSettings, publish: Publish, ready: ReadyCount
+        self,
+        store: JobStore,
+        settings: DispatchSettings,
+        publish: Publish,
+        ready: ReadyCount,
+        under: UnderShare = lambda job_class, tenant: False,
     ) -> None:
         self._waiting = store.waiting
         self._settings = settings
         self._publish = publish
         self._ready = ready
+        self._under = under
         self._turns = DispatchTurns()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._swept_s = 0.0
@@ -86,18 +107,22 @@ class Feeder:
         tenants = self._waiting.tenants()
         if not any(tenants.values()):  # nothing waits: no need to ask the broker
             return 0
-        room = self._settings.ready_target - self._ready()
-        if self._settings.max_in_flight is not None and room > 0:
-            room = min(room, self._settings.max_in_flight - self._waiting.sent_unfinished())
+        target = self._settings.ready_target
+        room = {c: [target - n for n in self._ready(c)] for c in PRIORITY_CLASSES if tenants.get(c)}
+        cap = self._settings.max_in_flight
+        if cap is not None:
+            cap -= self._waiting.sent_unfinished()
         sent, first = 0, True
-        while sent < room:
+        while cap is None or sent < cap:
             tenants, first = (tenants if first else self._waiting.tenants()), False
+            sendable = {c: self._sendable(c, tenants.get(c, []), room) for c in PRIORITY_CLASSES}
             job_class = next_class(
-                {c: bool(t) for c, t in tenants.items()}, self._turns, self._settings.bulk_share
+                {c: bool(t) for c, t in sendable.items()}, self._turns, self._settings.bulk_share
             )
             if job_class is None:
                 break
-            tenant = next_tenant(job_class, tenants[job_class], self._settings.tenant_weights, self._turns)
+            weights = self._settings.tenant_weights
+            tenant = next_tenant(job_class, tenants[job_class], weights, self._turns, sendable[job_class])
             if tenant is None:
                 break
             job_id = self._waiting.take(self.owner, job_class, tenant, time.time())
@@ -106,16 +131,29 @@ class Feeder:
                 break
             if job_id is None:
                 continue
-            self._publish(str(job_id), job_class)
+            ahead = self._under(job_class, tenant)
+            self._publish(str(job_id), job_class, tenant, ahead)
             self._waiting.sent(str(job_id))
             sent += 1
+            room[job_class] = [room[job_class][0] - ahead, room[job_class][1] - 1]
         return sent
+
+    def _sendable(
+        self, job_class: PriorityClass, tenants: list[str], room: dict[PriorityClass, list[int]]
+    ) -> list[str]:
+        """The tenants of ``job_class`` whose next job can go now: one under its share (its job goes ahead)
+        while fewer than ``ready_target`` calls are ready ahead; any other only while fewer are ready in
+        all the class's queues, so its started jobs go before its new ones."""
+        if job_class not in room:
+            return []
+        ahead, total = room[job_class]
+        return [t for t in tenants if (ahead if self._under(job_class, t) else total) > 0]
 
     def _resend(self, before_s: float) -> None:
         for job_id in self._waiting.stranded(before_s):
             if self._waiting.unopened(job_id):
                 log.warning("job %s: sent again, its dispatcher stopped before marking it sent", job_id)
-                self._publish(job_id, None)
+                self._publish(job_id, None, None, False)
             else:
                 log.info("job %s: its first attempt was sent before the dispatcher stopped", job_id)
             self._waiting.sent(job_id)
@@ -138,22 +176,35 @@ def start_feeder(settings: Settings) -> Feeder | None:
         return None
     import redis
 
-    from suture.workers.runtime.app import MODEL_QUEUE, app, broker_url, waiting_messages
+    from suture.workers.runtime.app import app, broker_url, queue_for, waiting_messages
+    from suture.workers.runtime.lanes import Lanes
     from suture.workers.runtime.publish import publish
     from suture.workers.store.job_store import get_store
+    from suture.workers.store.tenant_load import TenantLoad
 
-    def first_attempt(job_id: str, job_class: PriorityClass | None) -> None:
+    store = get_store(settings)
+    lanes = Lanes(TenantLoad(store.redis, store.prefix, settings.dispatch.fair_window_s), settings.dispatch)
+
+    def first_attempt(job_id: str, job_class: PriorityClass | None, tenant: str | None, ahead: bool) -> None:
         shown: dict[str, Any] = {"priority": job_class} if job_class else {}  # Flower shows the kwargs
-        publish(app, "suture.attempt", job_id, 1, **shown)
+        if job_class is not None and tenant is not None:
+            lanes.note(job_class, tenant, job_id)
+        publish(app, "suture.attempt", job_id, 1, ahead=ahead, **shown)
 
     broker = broker_url(settings)
     client = redis.Redis.from_url(broker) if broker.startswith(("redis://", "rediss://")) else None
 
-    def ready() -> int:
-        if client is not None:  # a Redis broker: one LLEN, not kombu's declare, on every pass
-            return int(client.llen(MODEL_QUEUE))
-        return waiting_messages((MODEL_QUEUE,))[MODEL_QUEUE]
+    def ready(job_class: PriorityClass) -> tuple[int, int]:
+        queues = tuple(dict.fromkeys(queue_for("suture.attempt", job_class, ahead=a) for a in (True, False)))
+        if client is None:
+            counts = list(waiting_messages(queues).values())
+        else:  # a Redis broker: LLENs, not kombu's declare, on every pass
+            pipe = client.pipeline(transaction=False)
+            for queue in queues:
+                pipe.llen(queue)
+            counts = [int(n) for n in pipe.execute()]
+        return counts[0], sum(counts)
 
-    feeder = Feeder(get_store(settings), settings.dispatch, first_attempt, ready)
+    feeder = Feeder(store, settings.dispatch, first_attempt, ready, lanes.under)
     feeder.start()
     return feeder

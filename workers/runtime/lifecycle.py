@@ -66,6 +66,7 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
             from suture.workers.runtime import metrics
 
             _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
+        _warn_if_bulk_unread(sender)
         control = _consumes_control(sender)
         _running["clock"] = _start_clock(current, flow, sweeps=control)
         if control:  # not beside 100 model-call threads: its passes would wait for their GIL
@@ -128,12 +129,33 @@ def _is_prefork(worker: Any) -> bool:
     return any(kind in str(name).lower() for kind in ("prefork", "processes"))
 
 
+def _queue_names(consumer: Any) -> set[str] | None:
+    """The queues this worker consumes (None: they cannot be told)."""
+    try:
+        return {queue.name for queue in consumer.task_consumer.queues}
+    except AttributeError:
+        return None
+
+
 def _consumes_control(consumer: Any) -> bool:
     """True if this worker consumes ``suture.control`` (or its queues cannot be told: sweep anyway)."""
     from suture.workers.runtime.app import CONTROL_QUEUE
 
-    try:
-        names = {queue.name for queue in consumer.task_consumer.queues}
-    except AttributeError:
-        return True
-    return CONTROL_QUEUE in names
+    names = _queue_names(consumer)
+    return names is None or CONTROL_QUEUE in names
+
+
+def _warn_if_bulk_unread(consumer: Any) -> None:
+    """Warn a worker told to read ``suture.model`` alone (a ``-Q`` written before the bulk queues existed):
+    bulk jobs wait until some worker reads the bulk queues."""
+    from suture.workers.runtime.app import MODEL_QUEUE, MODEL_QUEUES
+
+    names = _queue_names(consumer) or set()
+    missing = [queue for queue in MODEL_QUEUES if queue not in names]
+    if MODEL_QUEUE in names and missing:
+        log.warning(
+            "this worker reads %s but not %s: bulk jobs wait for a worker that reads them "
+            "(add them to --queues; `suture worker` reads every queue by default)",
+            MODEL_QUEUE,
+            ", ".join(missing),
+        )

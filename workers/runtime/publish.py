@@ -17,7 +17,7 @@ from kombu.exceptions import OperationalError
 from suture.config.redaction import redact, url_secrets
 from suture.config.settings import Settings
 from suture.workers.errors import BrokerUnavailable
-from suture.workers.runtime.app import TASK_QUEUES, broker_url, configure
+from suture.workers.runtime.app import broker_url, configure, queue_for
 
 # A producer's publish retries briefly (a broker failing over), then gives up: an enqueue must not
 # hang on a dead broker. Celery's default is 3 retries; each retry also waits for the connection attempt.
@@ -31,6 +31,7 @@ def publish(
     producer: Any = None,
     retry_policy: dict[str, Any] | None = None,
     countdown: float | None = None,
+    ahead: bool = False,
     **kwargs: Any,
 ) -> None:
     """Send task ``name`` with ``args``/``kwargs`` (ids only) to its queue; raises what kombu raises.
@@ -40,7 +41,9 @@ def publish(
     without it ``send_task`` subscribes this process to the task's result channel (one more Redis
     command per task, and a subscription kept for good), and results live in the job store.
     ``retry_policy`` bounds the publish retries (the producer's must not hang on a dead broker);
-    ``countdown``: run no sooner than this many seconds from now (a deferred model call).
+    ``countdown``: run no sooner than this many seconds from now (a deferred model call). A model
+    call's ``priority`` keyword (its job's class, also shown in Flower) picks its queue; ``ahead``: a bulk
+    call of a tenant running less than its share, read before the other bulk calls (``lanes``).
     """
     options: dict[str, Any] = {"retry_policy": retry_policy} if retry_policy is not None else {}
     if countdown is not None:
@@ -50,7 +53,7 @@ def publish(
             name,
             args=list(args),
             kwargs=kwargs,
-            queue=TASK_QUEUES[name],
+            queue=queue_for(name, kwargs.get("priority"), ahead=ahead),
             argsrepr=repr(args),
             kwargsrepr=repr(kwargs),
             producer=publisher,
@@ -59,10 +62,12 @@ def publish(
         )
 
 
-def publish_or_refuse(settings: Settings, name: str, *args: Any, consequence: str = "") -> None:
+def publish_or_refuse(
+    settings: Settings, name: str, *args: Any, consequence: str = "", **kwargs: Any
+) -> None:
     """Publish task ``name`` (ids only); raises BrokerUnavailable (``consequence`` appended) if it fails."""
     try:
-        publish(configure(settings), name, *args, retry_policy=PUBLISH_RETRY_POLICY)
+        publish(configure(settings), name, *args, retry_policy=PUBLISH_RETRY_POLICY, **kwargs)
     except (OperationalError, OSError, redis.exceptions.ConnectionError) as exc:
         reason = redact(f"{type(exc).__name__}: {_first_line(exc)}", url_secrets(broker_url(settings)))
         reason = reason.rstrip(".")

@@ -38,16 +38,11 @@ from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
 from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import lifecycle, metrics
-from suture.workers.runtime.app import (
-    CONTROL_QUEUE,
-    MODEL_QUEUE,
-    app,
-    waiting_messages,
-)
+from suture.workers.runtime.app import app
 from suture.workers.runtime.batch_tasks import build_rounds
 from suture.workers.runtime.deferral import defer
+from suture.workers.runtime.dispatcher import CeleryDispatcher
 from suture.workers.runtime.kombu_patches import patch_redis_transport
-from suture.workers.runtime.publish import publish
 from suture.workers.store.job_store import StoreUnavailable, get_store
 from suture.workers.store.keys import Keys
 from suture.workers.store.outbox import Pending
@@ -58,7 +53,6 @@ log = logging.getLogger(__name__)
 # A worker process loads this module before it connects to the broker (the app's ``include``).
 patch_redis_transport()
 
-WATCHED_QUEUES = (MODEL_QUEUE, CONTROL_QUEUE)
 STORE_RETRY_FIRST_S = 0.25
 STORE_RETRY_MAX_S = 5.0
 # Redis (store) or broker unreachable: worth waiting for, unlike a bug.
@@ -142,47 +136,6 @@ def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], Mo
     return caller
 
 
-class CeleryDispatcher:
-    """Publishes a job's next tasks; arguments are ids only, and shown as such."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def attempt(self, job_id: str, n: int) -> None:
-        publish(app, "suture.attempt", job_id, n)
-
-    def slices(self, job_id: str, n: int, pointers: list[str]) -> None:
-        # One Redis pipeline for every slice and its task-sent event: all are published on leaving
-        # the block, or none if one fails (the redelivered step re-sends them).
-        with app.producer_or_acquire() as producer, producer.batch():
-            for pointer in pointers:
-                publish(app, "suture.surgical_slice", job_id, n, pointer, producer=producer)
-
-    def merge(self, job_id: str, n: int) -> None:
-        publish(app, "suture.merge", job_id, n)
-
-    def waiting(self) -> int | None:
-        try:  # new jobs the dispatcher still holds count too: the watchdog must not send them around it
-            return sum(waiting_messages(WATCHED_QUEUES).values()) + get_store(self.settings).waiting.total()
-        except Exception as exc:  # the broker is down or the queue unknown: the watchdog waits
-            log.info("cannot count waiting messages: %s", type(exc).__name__)
-            return None
-
-    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> None:
-        # Only what is set: Flower shows the kwargs, and a plain delivery has none.
-        kwargs: dict[str, Any] = {
-            name: value for name, value in (("give_up", give_up), ("cause", cause)) if value
-        }
-        publish(app, "suture.deliver", job_id, **kwargs)
-
-    def callback(self, job_id: str, tag: str) -> None:
-        publish(app, "suture.callback", job_id, tag)
-
-    def task_callback(self, name: str, job_id: str, status: str) -> None:
-        # Only a name listed in webhook.allowed_tasks gets here (Delivery checks it).
-        app.send_task(name, args=[job_id, status], argsrepr=repr((job_id, status)), kwargsrepr="{}")
-
-
 def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
     """Run one execution of a task: ``step(token)``, re-run through outages with the same token."""
     token = uuid.uuid4().hex
@@ -253,13 +206,13 @@ def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
 
 @app.task(name="suture.attempt", bind=True, throws=THROWS)
 def attempt(self: Task, job_id: str, n: int, priority: str | None = None) -> Any:
-    """Run full attempt ``n`` of a job (``priority``: its class, sent by the dispatcher for Flower to show)."""
+    """Run full attempt ``n`` of a job (``priority``: its class, which picked the queue; Flower shows it)."""
     return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
 
 
 @app.task(name="suture.surgical_slice", bind=True, throws=THROWS)
-def surgical_slice(self: Task, job_id: str, n: int, pointer: str) -> Any:
-    """Regenerate one slice (``pointer``) of surgical attempt ``n``."""
+def surgical_slice(self: Task, job_id: str, n: int, pointer: str, priority: str | None = None) -> Any:
+    """Regenerate one slice (``pointer``) of surgical attempt ``n`` (``priority`` as for ``attempt``)."""
     return _run(self, job_id, lambda token: flow().surgical_slice(job_id, n, pointer, token))
 
 

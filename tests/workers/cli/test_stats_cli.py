@@ -36,7 +36,12 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
     assert code == 0
     assert figures == {
         "jobs": {"unfinished": 3, "past_deadline": 0, "waiting": {"interactive": 3, "bulk": 0}},
-        "queues": {"suture.model": 0, "suture.control": 0},
+        "queues": {
+            "suture.model": 0,
+            "suture.model.bulk.ahead": 0,
+            "suture.model.bulk": 0,
+            "suture.control": 0,
+        },
     }
     # And once a worker delivered them, nothing waits and nothing is unfinished
     stack.start_worker(concurrency=4)
@@ -46,7 +51,12 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
         time.sleep(0.1)
     assert figures == {
         "jobs": {"unfinished": 0, "past_deadline": 0, "waiting": {"interactive": 0, "bulk": 0}},
-        "queues": {"suture.model": 0, "suture.control": 0},
+        "queues": {
+            "suture.model": 0,
+            "suture.model.bulk.ahead": 0,
+            "suture.model.bulk": 0,
+            "suture.control": 0,
+        },
     }
 
 

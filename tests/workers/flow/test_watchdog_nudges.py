@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from suture.config.settings import load_settings
-from suture.workers.runtime.app import MODEL_QUEUE, app, configure
-from suture.workers.runtime.tasks import CeleryDispatcher
+from suture.workers.runtime.app import MODEL_QUEUES, app, configure
+from suture.workers.runtime.dispatcher import CeleryDispatcher
 from tests.fixtures.inline_flow import RecordingObserver, ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.rabbitmq import require_rabbitmq
 
@@ -98,20 +98,25 @@ def celery_on(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Celery
     configure(settings)
     dispatcher = CeleryDispatcher(settings)
     dispatcher.waiting()  # declares the queues, as a worker would
-    with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(MODEL_QUEUE)
+    purge()
     yield dispatcher
-    with app.connection_for_write() as connection:
-        connection.default_channel.queue_purge(MODEL_QUEUE)
+    purge()
     configure(load_settings())
+
+
+def purge() -> None:
+    with app.connection_for_write() as connection:
+        for queue in MODEL_QUEUES:
+            connection.default_channel.queue_purge(queue)
 
 
 def test_the_celery_dispatcher_counts_messages_waiting_in_the_broker(celery_on: CeleryDispatcher) -> None:
     # Given a real broker (Redis or RabbitMQ) with no worker consuming
     before = celery_on.waiting()
-    # When two attempts are published, Then they are counted as waiting
-    celery_on.attempt("job-a", 1)
-    celery_on.attempt("job-b", 1)
+    # When an interactive job's attempt and a bulk job's are published (to their classes' queues)
+    celery_on.attempt("job-a", 1, "interactive", None)
+    celery_on.attempt("job-b", 1, "bulk", "t")
+    # Then both are counted as waiting
     assert before is not None and celery_on.waiting() == before + 2
 
 

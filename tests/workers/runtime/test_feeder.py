@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -35,19 +36,25 @@ class Queue:
     def __init__(self) -> None:
         self.sent: list[str] = []
         self.classes: list[str | None] = []
-        self.depth = 0
+        self.ahead: list[str] = []  # ids sent ahead (their tenant under its share)
+        self.depth = 0  # ready calls in the queue read first (bulk: suture.model.bulk.ahead)
+        self.common_depth = 0  # ready calls in the class's other queue (bulk: suture.model.bulk)
 
-    def publish(self, job_id: str, job_class: str | None) -> None:
+    def publish(self, job_id: str, job_class: str | None, tenant: str | None, ahead: bool) -> None:
         self.sent.append(job_id)
         self.classes.append(job_class)
+        if ahead:
+            self.ahead.append(job_id)
 
-    def ready(self) -> int:
-        return self.depth
+    def ready(self, job_class: str) -> tuple[int, int]:
+        return self.depth, self.depth + self.common_depth
 
 
-def feeder(store: JobStore, queue: Queue, **settings: object) -> Feeder:
+def feeder(store: JobStore, queue: Queue, under: Any = None, **settings: object) -> Feeder:
     chosen = DispatchSettings.model_validate({"ready_target": 100, "lease_s": 1.0} | settings)
-    return Feeder(store, chosen, queue.publish, queue.ready)
+    if under is None:
+        return Feeder(store, chosen, queue.publish, queue.ready)
+    return Feeder(store, chosen, queue.publish, queue.ready, under)
 
 
 def test_enqueue_stores_the_job_waiting_and_publishes_nothing(stack: CeleryStack) -> None:
@@ -73,8 +80,8 @@ def test_interactive_first_then_tenants_in_turn_up_to_the_queue_s_room(stack: Ce
     bulk_b = [enqueue("quiz", DOCUMENT, tenant="b", priority="bulk", settings=settings).id for _ in range(2)]
     interactive = [enqueue("quiz", DOCUMENT, settings=settings).id for _ in range(2)]
     store, queue = get_store(settings), Queue()
-    # When the queue has room for 4 / Then the interactive jobs go, then bulk, a and b in turn
-    queue.depth = 96
+    # When each class's model queue has room for 2 / Then the interactive jobs go, then bulk, a and b in turn
+    queue.depth = 98
     assert feeder(store, queue).run_pass() == 4
     assert queue.sent == [*interactive, bulk_a[0], bulk_b[0]]
     assert queue.classes == ["interactive", "interactive", "bulk", "bulk"]
@@ -85,6 +92,25 @@ def test_interactive_first_then_tenants_in_turn_up_to_the_queue_s_room(stack: Ce
     assert feeder(store, queue).run_pass() == 3
     assert sorted(queue.sent) == sorted(bulk_a + bulk_b + interactive)
     assert store.waiting.total() == 0
+
+
+def test_a_tenant_under_its_share_goes_ahead_of_another_s_started_calls(stack: CeleryStack) -> None:
+    # Given bulk jobs of tenant a (at its share of the running jobs) and of tenant b (under it)
+    settings = stack.settings
+    jobs_a = [enqueue("quiz", DOCUMENT, tenant="a", priority="bulk", settings=settings).id for _ in range(2)]
+    jobs_b = [enqueue("quiz", DOCUMENT, tenant="b", priority="bulk", settings=settings).id for _ in range(3)]
+    store, queue = get_store(settings), Queue()
+    under = lambda job_class, tenant: tenant == "b"  # noqa: E731
+    # When nothing waits ahead but a's started calls fill the room in the common bulk queue
+    queue.depth, queue.common_depth = 0, 100
+    assert feeder(store, queue, under).run_pass() == 3
+    # Then only b's jobs go, ahead (a's new jobs would only queue behind a's started ones)
+    assert queue.sent == jobs_b and queue.ahead == jobs_b
+    # ...and once a's calls are taken, a's jobs go too, in the common queue
+    queue.depth, queue.common_depth = 0, 0
+    time.sleep(1.1)  # the first dispatcher's lease lapses
+    assert feeder(store, queue, under).run_pass() == 2
+    assert queue.sent[3:] == jobs_a and queue.ahead == jobs_b
 
 
 def test_a_dispatcher_killed_between_taking_and_sending_is_made_good_by_the_next(stack: CeleryStack) -> None:

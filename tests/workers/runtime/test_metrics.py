@@ -15,6 +15,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from suture.workers.local.child_process import free_port
+from suture.workers.runtime.app import MODEL_QUEUES
 from tests.fixtures.workers import CeleryStack
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,7 +50,7 @@ def test_the_job_and_cost_counters_of_all_workers_match_the_batch_report(
     stack.start_worker(
         pool="prefork",
         concurrency=2,
-        queues="suture.model",
+        queues=",".join(MODEL_QUEUES),
         env={"SUTURE_WORKER__METRICS_PORT": str(ports["model"])},
     )
     stack.start_worker(

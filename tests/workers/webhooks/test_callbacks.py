@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from suture.workers.producer import enqueue, publish
-from suture.workers.runtime.app import CONTROL_QUEUE, configure, waiting_messages
+from suture.workers.runtime.app import CONTROL_QUEUE, MODEL_QUEUES, configure, waiting_messages
 from suture.workers.store.job_store import get_store
 from suture.workers.store.outbox import Pending
 from tests.fixtures.receivers import DripReceiver, RecordingReceiver
@@ -100,7 +100,7 @@ def test_slow_drip_receivers_never_hold_a_worker_nor_slow_other_jobs(
     # takes callbacks; a model whose quizzes need one surgical repair (two calls, then a merge)
     model = scripted_model(questions=4, imbalanced=1, latency_s=0.5)
     stack = celery_stack(model.base_url, SUTURE_WEBHOOK__DEADLINE_S="3")
-    stack.start_worker(concurrency=40, queues="suture.model")
+    stack.start_worker(concurrency=40, queues=",".join(MODEL_QUEUES))
     stack.start_worker(concurrency=4, queues="suture.control,suture.callbacks")
     configure(stack.settings)
     _durations(stack, 5)  # warm-up: first connections, imports
