@@ -7,6 +7,9 @@ body and error: both request bodies of ``POST /v1/jobs`` (JSON and multipart), a
 
 from __future__ import annotations
 
+import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI
@@ -30,7 +33,7 @@ Authenticate with `Authorization: Bearer <key>` (keys from `api.keys`). Errors a
 def create_app(settings: Settings) -> FastAPI:
     """The API for these settings (keys, limits, store and broker)."""
     app = FastAPI(
-        title="suture", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None,
+        title="suture", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None, lifespan=_settled,
     )  # fmt: skip
     app.state.service = Service.from_settings(settings)
     install_handlers(app)
@@ -40,6 +43,18 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
+
+
+@asynccontextmanager
+async def _settled(app: FastAPI) -> AsyncIterator[None]:
+    """Load what the first enqueue would, then move everything alive to the collector's permanent
+    generation: its full collections then walk only what requests allocate, not the app, its
+    modules and schemas, so they pause each process for less (the p99 of docs/benchmarks.md)."""
+    import suture.workers.producer  # noqa: F401  # the enqueue path and what it imports
+
+    gc.collect()
+    gc.freeze()
+    yield
 
 
 def from_environment() -> FastAPI:
