@@ -37,17 +37,10 @@ class SentSteps:
     sliced: list[tuple[str, int, list[str]]] = field(default_factory=list)
     rounds: list[str] = field(default_factory=list)
 
-    def attempt(self, job_id: str, n: int, priority: str = "interactive", tenant: str | None = None) -> None:
+    def attempt(self, job_id: str, n: int, *_: object) -> None:  # its class and tenant: no queues here
         self.attempts.append((job_id, n))
 
-    def slices(
-        self,
-        job_id: str,
-        n: int,
-        pointers: list[str],
-        priority: str = "interactive",
-        tenant: str | None = None,
-    ) -> None:
+    def slices(self, job_id: str, n: int, pointers: list[str], *_: object) -> None:
         self.sliced.append((job_id, n, pointers))
 
 
