@@ -32,6 +32,9 @@ class DispatchSettings(BaseModel):
     # Of each limited model's request and token budget (``limits``), this share is kept for interactive
     # calls: a bulk call is sent only while the buckets would keep it after the call (0: no reserve).
     interactive_budget_share: float = Field(0.1, ge=0.0, lt=1.0)
+    # Of each model worker's slots (its concurrency), this share is kept free of bulk calls on a Redis broker,
+    # so an interactive call never waits for a bulk call to end (at least one slot; none on a worker of one).
+    interactive_slots: float = Field(0.1, ge=0.0, lt=1.0)
     tenant_weights: dict[str, int] = Field(default_factory=dict)
     # A bulk job counts as running for its tenant's share while it sent a step this recently: a tenant over
     # its weighted share of the running bulk jobs has its model calls taken after everyone else's (Redis).

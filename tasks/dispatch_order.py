@@ -107,3 +107,15 @@ def under_share(running: dict[str, int], tenant: str, weights: dict[str, int]) -
         sum(running.get(t, 0) for t in active) * max(0, weights.get(tenant, DEFAULT_WEIGHT)) / total_weight
     )
     return mine <= share - 1
+
+
+def bulk_slot_limit(concurrency: int, interactive_share: float) -> int | None:
+    """How many of a worker's ``concurrency`` slots bulk calls may hold at once (None: no limit).
+
+    The rest, ``interactive_share`` of them and at least one, stay free for interactive calls, so one
+    never waits for a bulk call to end; a worker of one slot keeps none (bulk must still run there).
+    """
+    if concurrency <= 1 or interactive_share <= 0:
+        return None
+    kept = max(1, round(concurrency * interactive_share))
+    return max(1, concurrency - kept)

@@ -60,6 +60,27 @@ def test_an_interactive_job_enqueued_behind_a_bulk_backlog_is_served_first(
     assert interactive.spec()["priority"] == "interactive" and bulk[0].spec()["priority"] == "bulk"
 
 
+def test_a_worker_full_of_bulk_calls_keeps_a_slot_for_an_interactive_one(
+    celery_stack: Callable[..., CeleryStack], scripted_model: Any
+) -> None:
+    # Given one worker with 4 slots (10 % kept for interactive calls: one) and 12 bulk jobs of one
+    # slow call each
+    model = scripted_model(latency_s=0.5)
+    stack = make_stack(celery_stack, model)
+    stack.start_worker(concurrency=4)
+    bulk = [enqueue("quiz", DOC, questions=4, priority="bulk", settings=stack.settings) for _ in range(12)]
+    # When bulk has had time to take every slot it could
+    wait_until(lambda: model.requests["full"] >= 6, 60, "two rounds of bulk calls")
+    # Then it never held more than 3 at once, though 6 of its jobs still waited
+    assert model.in_flight["max"] == 3, model.in_flight
+    # And an interactive job enqueued now runs its call beside the 3 bulk calls, not after one of them
+    interactive = enqueue("quiz", DOC, questions=4, settings=stack.settings)
+    assert interactive.result(timeout_s=60)["status"] == "delivered"
+    assert model.in_flight["max"] == 4, model.in_flight
+    assert finished(bulk) < 12
+    wait_until(lambda: finished(bulk) == 12, 60, "every bulk job ended")
+
+
 def test_a_started_job_s_slices_go_before_new_jobs(
     celery_stack: Callable[..., CeleryStack], scripted_model: Any
 ) -> None:

@@ -6,7 +6,14 @@ from collections import Counter
 
 import pytest
 
-from suture.tasks.dispatch_order import DispatchTurns, bulk_credit_after, next_class, next_tenant, under_share
+from suture.tasks.dispatch_order import (
+    DispatchTurns,
+    bulk_credit_after,
+    bulk_slot_limit,
+    next_class,
+    next_tenant,
+    under_share,
+)
 
 
 def test_interactive_goes_first_and_bulk_alone_takes_every_turn() -> None:
@@ -108,3 +115,21 @@ def test_a_tenant_held_back_a_moment_keeps_its_standing() -> None:
     assert Counter(chosen) == {"a": 6, "b": 2}
     # ...and no waiting tenant eligible gives none
     assert next_tenant("bulk", ["a"], {}, turns, eligible=[]) is None
+
+
+@pytest.mark.parametrize(
+    ("concurrency", "share", "limit"),
+    [
+        (100, 0.1, 90),
+        (10, 0.1, 9),
+        (4, 0.1, 3),
+        (2, 0.5, 1),
+        (1, 0.1, None),
+        (100, 0.0, None),
+        (100, 0.25, 75),
+    ],
+)
+def test_a_worker_keeps_its_share_of_slots_for_interactive_calls_and_bulk_at_least_one(
+    concurrency: int, share: float, limit: int | None
+) -> None:
+    assert bulk_slot_limit(concurrency, share) == limit

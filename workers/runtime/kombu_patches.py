@@ -1,4 +1,5 @@
-"""Two fixes to kombu's Redis transport: a race that kills a worker when the broker drops, and a client per command.
+"""Fixes to kombu's Redis transport: a race that kills a worker when the broker drops, a client per command,
+and a BRPOP that waits a second while a worker keeps its last slots for interactive calls.
 
 1. The race.
 
@@ -16,6 +17,10 @@ publish, ack and event: 0.1-0.2 ms of CPU each (redis-py copies its table of res
 callbacks per client), 8-9 % of a busy worker's CPU in ``bench/bench_celery.py``'s profile. A ``redis.Redis`` over a connection pool is
 thread-safe and holds no connection of its own, so the channel keeps one per pool and reuses it;
 a new pool (after a reconnect) gets a new client, and the commands and connections are unchanged.
+
+3. A held-back BRPOP. A worker holding all the bulk messages it may (``queue_order``) lists only its
+other queues in its BRPOP, which kombu sends with a one-second timeout: a bulk slot that frees
+meanwhile would stay idle until it expires. Such a BRPOP is sent with ``HELD_BACK_BRPOP_S`` instead.
 """
 
 from __future__ import annotations
@@ -27,11 +32,13 @@ from typing import Any
 import redis
 from kombu.transport import redis as kombu_redis
 
+from suture.workers.runtime.queue_order import HELD_BACK_BRPOP_S
+
 _PATCHED = False
 
 
 def patch_redis_transport() -> None:
-    """Install both fixes once per process (idempotent)."""
+    """Install the fixes once per process (idempotent)."""
     global _PATCHED
     if _PATCHED:
         return
@@ -44,6 +51,15 @@ def patch_redis_transport() -> None:
 
     kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
     kombu_redis.Channel.conn_or_acquire = _conn_or_acquire  # type: ignore[method-assign]
+    original_brpop_start = kombu_redis.Channel._brpop_start
+
+    def _brpop_start(self: Any, timeout: Any = None) -> Any:
+        held_back = getattr(self._queue_cycle, "bulk_full", None)
+        if timeout is None and held_back is not None and held_back():
+            timeout = HELD_BACK_BRPOP_S
+        return original_brpop_start(self, timeout)
+
+    kombu_redis.Channel._brpop_start = _brpop_start  # type: ignore[method-assign]
     _PATCHED = True
 
 

@@ -36,19 +36,7 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
     """Connect the worker's signal handlers; ``settings`` and ``flow`` give this process's (cached) ones."""
 
     def on_worker_init(sender: Any = None, **_: Any) -> None:
-        from suture.workers.runtime import metrics
-        from suture.workers.runtime.app import configure
-        from suture.workers.runtime.sentry import init_sentry
-        from suture.workers.store.connection import size_pool_for
-
-        # Before any task opens the store: one connection per concurrent task, so none waits for one.
-        size_pool_for(int(getattr(sender, "concurrency", 0) or 0))
-        _quiet_http_logs()
-        current = settings()
-        configure(current)
-        init_sentry(current)
-        if current.worker.metrics_port is not None and _is_prefork(sender):
-            metrics.use_multiprocess_mode()
+        _init_worker(sender, settings())
 
     def on_process_init(**_: Any) -> None:
         from suture.workers.runtime.sentry import init_sentry
@@ -92,6 +80,28 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
     signals.worker_process_shutdown.connect(on_process_shutdown, weak=False)
     signals.worker_ready.connect(on_worker_ready, weak=False)
     signals.worker_shutdown.connect(on_worker_shutdown, weak=False)
+
+
+def _init_worker(sender: Any, current: Settings) -> None:
+    """Set up a worker process before it takes a task: pools, broker, slots kept for interactive calls, Sentry."""
+    from suture.tasks.dispatch_order import bulk_slot_limit
+    from suture.workers.runtime import metrics
+    from suture.workers.runtime.app import configure
+    from suture.workers.runtime.cpu_turns import use_turns
+    from suture.workers.runtime.queue_order import ClassFirstCycle
+    from suture.workers.runtime.sentry import init_sentry
+    from suture.workers.store.connection import size_pool_for
+
+    # Before any task opens the store: one connection per concurrent task, so none waits for one.
+    concurrency = int(getattr(sender, "concurrency", 0) or 0)
+    size_pool_for(concurrency)
+    _quiet_http_logs()
+    configure(current)
+    ClassFirstCycle.bulk_slots = bulk_slot_limit(concurrency, current.dispatch.interactive_slots)
+    use_turns(current.worker.bulk_cpu_turns)
+    init_sentry(current)
+    if current.worker.metrics_port is not None and _is_prefork(sender):
+        metrics.use_multiprocess_mode()
 
 
 def _quiet_http_logs() -> None:

@@ -12,6 +12,12 @@ except for the share of turns kept for bulk (``dispatch.bulk_share``,
 interactive stream never stops the batches already started. An AMQP broker has no such option and
 delivers from a worker's queues in turn; there an interactive call waits behind a few bulk calls, not
 behind the backlog.
+
+Order alone is not enough: a worker whose slots are all held by bulk calls takes nothing new until one
+ends, and a batch's first attempts run for seconds. So a worker also keeps ``dispatch.interactive_slots``
+of its slots free of bulk calls (``bulk_slots``, set at worker start by ``lifecycle``): while it holds
+that many bulk messages, its BRPOP lists no bulk queue, and asks again after ``HELD_BACK_BRPOP_S``
+rather than kombu's second (``kombu_patches``), so a bulk slot that frees meanwhile is soon used.
 """
 
 from __future__ import annotations
@@ -27,12 +33,24 @@ BULK_AHEAD_QUEUE = "suture.model.bulk.ahead"  # bulk calls of a tenant running l
 BULK_MODEL_QUEUE = "suture.model.bulk"  # every other bulk call: taken last
 BULK_QUEUES = (BULK_AHEAD_QUEUE, BULK_MODEL_QUEUE)
 MODEL_QUEUES = (MODEL_QUEUE, *BULK_QUEUES)  # in the order a worker reads them
+HELD_BACK_BRPOP_S = 0.05  # a BRPOP that lists no bulk queue (bulk holds its slots) waits this long at most
+
+
+def bulk_requests_held() -> int:
+    """Bulk messages this worker process holds (received, not yet finished): Celery's own bookkeeping."""
+    from celery.worker import state
+
+    held = tuple(state.reserved_requests)  # a copy: tasks end (and leave the set) in other threads
+    return sum(1 for request in held if (request.delivery_info or {}).get("routing_key") in BULK_QUEUES)
 
 
 class ClassFirstCycle(round_robin_cycle):
     """kombu's round robin over a worker's queues, with its model queues in class order where they stand."""
 
     bulk_share: ClassVar[float] = 0.1  # set from the settings by app.configure
+    bulk_slots: ClassVar[int | None] = (
+        None  # at most this many bulk messages held (None: no limit; lifecycle)
+    )
 
     def __init__(self, it: Any = None) -> None:
         super().__init__(it)
@@ -42,6 +60,8 @@ class ClassFirstCycle(round_robin_cycle):
     def consume(self, n: int) -> list[str]:
         """The queues to read, in order: the model queues put in class order in the places they hold."""
         order = list(self.items[:n])
+        if MODEL_QUEUE in order and self.bulk_full():  # the slots left are kept for interactive calls
+            order = [queue for queue in order if queue not in BULK_QUEUES]
         both = MODEL_QUEUE in order and any(queue in order for queue in BULK_QUEUES)
         self.bulk_first = both and self.credit >= 1.0 - 1e-9
         ranked = (*BULK_QUEUES, MODEL_QUEUE) if self.bulk_first else MODEL_QUEUES
@@ -49,6 +69,14 @@ class ClassFirstCycle(round_robin_cycle):
         for place, queue in zip(places, [q for q in ranked if q in order], strict=True):
             order[place] = queue
         return order
+
+    def bulk_held(self) -> int:
+        """Bulk messages this worker holds now (a method, so a test can say how many)."""
+        return bulk_requests_held()
+
+    def bulk_full(self) -> bool:
+        """True if this worker holds as many bulk messages as it may (``bulk_slots``)."""
+        return self.bulk_slots is not None and self.bulk_held() >= self.bulk_slots
 
     def rotate(self, last_used: str) -> Any:
         """Note the class of the call just taken (credit toward bulk's turn), then rotate as kombu does."""

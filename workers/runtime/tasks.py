@@ -40,6 +40,7 @@ from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import app
 from suture.workers.runtime.batch_tasks import build_rounds
+from suture.workers.runtime.cpu_turns import cpu_turn, turn_given_back
 from suture.workers.runtime.deferral import defer
 from suture.workers.runtime.dispatcher import CeleryDispatcher
 from suture.workers.runtime.kombu_patches import patch_redis_transport
@@ -126,7 +127,7 @@ def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], Mo
 
     def caller(model_call: ModelCall) -> ModelReply:
         try:
-            with metrics.call_in_flight(model_call.model):
+            with metrics.call_in_flight(model_call.model), turn_given_back():
                 return call(model_call)
         except SoftTimeLimitExceeded:
             return ModelReply(
@@ -207,13 +208,15 @@ def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
 @app.task(name="suture.attempt", bind=True, throws=THROWS)
 def attempt(self: Task, job_id: str, n: int, priority: str | None = None) -> Any:
     """Run full attempt ``n`` of a job (``priority``: its class, which picked the queue; Flower shows it)."""
-    return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
+    with cpu_turn(priority == "bulk"):
+        return _run(self, job_id, lambda token: flow().attempt(job_id, n, token))
 
 
 @app.task(name="suture.surgical_slice", bind=True, throws=THROWS)
 def surgical_slice(self: Task, job_id: str, n: int, pointer: str, priority: str | None = None) -> Any:
     """Regenerate one slice (``pointer``) of surgical attempt ``n`` (``priority`` as for ``attempt``)."""
-    return _run(self, job_id, lambda token: flow().surgical_slice(job_id, n, pointer, token))
+    with cpu_turn(priority == "bulk"):
+        return _run(self, job_id, lambda token: flow().surgical_slice(job_id, n, pointer, token))
 
 
 @app.task(name="suture.merge", bind=True, throws=THROWS)

@@ -67,3 +67,37 @@ def test_a_worker_without_the_bulk_queues_reads_its_queues_as_kombu_does() -> No
     assert cycle.consume(2) == [MODEL_QUEUE, "suture.control"]
     cycle.rotate(MODEL_QUEUE)
     assert cycle.consume(2) == ["suture.control", MODEL_QUEUE]
+
+
+def held(n: int) -> object:
+    return staticmethod(lambda: n)
+
+
+def test_a_worker_holding_its_bulk_slots_reads_no_bulk_queue_until_one_frees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a worker that may hold 9 bulk messages and holds 9
+    monkeypatch.setattr(ClassFirstCycle, "bulk_slots", 9)
+    monkeypatch.setattr(ClassFirstCycle, "bulk_held", held(9))
+    cycle = ClassFirstCycle(list(ALL_QUEUES))
+    # Then it asks only for interactive calls and its other queues
+    order = cycle.consume(len(ALL_QUEUES))
+    assert cycle.bulk_full()
+    assert BULK_AHEAD_QUEUE not in order and BULK_MODEL_QUEUE not in order
+    assert MODEL_QUEUE in order and "suture.control" in order
+    # When one of its bulk messages ends, Then the bulk queues are read again, after interactive
+    monkeypatch.setattr(ClassFirstCycle, "bulk_held", held(8))
+    order = cycle.consume(len(ALL_QUEUES))
+    assert not cycle.bulk_full()
+    assert order.index(MODEL_QUEUE) < order.index(BULK_AHEAD_QUEUE) < order.index(BULK_MODEL_QUEUE)
+
+
+def test_a_bulk_only_worker_or_one_without_a_limit_always_reads_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ClassFirstCycle, "bulk_held", held(50))
+    monkeypatch.setattr(ClassFirstCycle, "bulk_slots", 9)
+    assert ClassFirstCycle([BULK_AHEAD_QUEUE, BULK_MODEL_QUEUE]).consume(2) == [
+        BULK_AHEAD_QUEUE,
+        BULK_MODEL_QUEUE,
+    ]
+    monkeypatch.setattr(ClassFirstCycle, "bulk_slots", None)
+    assert BULK_MODEL_QUEUE in ClassFirstCycle(list(ALL_QUEUES)).consume(len(ALL_QUEUES))
