@@ -24,6 +24,10 @@ class DispatchSettings(BaseModel):
     # the workers can run without slowing each job (CPU, model limits), so an interactive job never queues
     # behind a crowd of bulk jobs already running (docs/benchmarks.md "Priority classes").
     max_in_flight: int | None = Field(None, ge=1)
+    # Bulk jobs kept in flight per bulk model slot of the live workers (each reports its slots with its
+    # heartbeat): new bulk jobs go out as started ones end, whatever the model queues hold, so long first
+    # calls and CPU-bound repairs overlap instead of coming in waves (0: feed on ready_target alone).
+    bulk_jobs_per_slot: float = Field(1.5, ge=0.0, le=100.0)
     # How often the dispatcher looks at the queue when it has nothing to do (it drains at once otherwise).
     poll_s: float = Field(0.02, gt=0, le=5.0)
     # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after this.

@@ -12,6 +12,10 @@ Redis or Celery (``suture.workers.runtime.feeder`` applies them):
 - ``under_share``: whether a tenant runs fewer bulk jobs than its weighted share of all of them; such
   a tenant's model calls are taken before the other bulk calls, so a tenant arriving with 10 jobs
   beside another's 1,000 does not queue behind the 1,000's calls.
+- ``bulk_fill``: how many more bulk jobs may start whatever the model queues hold, to keep about
+  ``per_slot`` jobs in flight per bulk slot of the live workers: started jobs alternate long model
+  calls with CPU-bound repairs, and a steady number in flight keeps both going at once instead of
+  in waves (all first calls, then all repairs, then all first calls again).
 - ``next_tenant``: smooth weighted round-robin (each waiting tenant gains its weight, the richest is
   served and pays the total): over any window, tenants are served in proportion to their weights, and
   interleaved rather than in runs. A tenant without a configured weight weighs 1.
@@ -19,6 +23,7 @@ Redis or Celery (``suture.workers.runtime.feeder`` applies them):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -107,6 +112,18 @@ def under_share(running: dict[str, int], tenant: str, weights: dict[str, int]) -
         sum(running.get(t, 0) for t in active) * max(0, weights.get(tenant, DEFAULT_WEIGHT)) / total_weight
     )
     return mine <= share - 1
+
+
+def bulk_fill(live_slots: int, per_slot: float, in_flight: int) -> int:
+    """How many more bulk jobs may be sent now to keep ``per_slot`` jobs in flight per live bulk slot.
+
+    ``in_flight``: the jobs sent and not finished (of either class: interactive jobs hold slots too).
+    0 when the workers' slots are unknown (no heartbeat yet, a broker without the slot count) or
+    ``per_slot`` is 0: the dispatcher then feeds on its ready target alone.
+    """
+    if live_slots <= 0 or per_slot <= 0:
+        return 0
+    return max(0, math.ceil(live_slots * per_slot) - in_flight)
 
 
 def bulk_slot_limit(concurrency: int, interactive_share: float) -> int | None:

@@ -81,13 +81,17 @@ def test_a_worker_full_of_bulk_calls_keeps_a_slot_for_an_interactive_one(
     wait_until(lambda: finished(bulk) == 12, 60, "every bulk job ended")
 
 
+@pytest.mark.parametrize("priority", ["interactive", "bulk"])
 def test_a_started_job_s_slices_go_before_new_jobs(
-    celery_stack: Callable[..., CeleryStack], scripted_model: Any
+    celery_stack: Callable[..., CeleryStack], scripted_model: Any, priority: str
 ) -> None:
-    # Given one worker with one slot, and 16 jobs each needing a surgical round of 2 slices
+    # Given one worker with one slot, and 16 jobs each needing a surgical round of 2 slices (bulk: the
+    # dispatcher also keeps 1.5 jobs in flight per bulk slot the worker reports, here 2)
     model = scripted_model(imbalanced=2, latency_s=0.05)
     stack = make_stack(celery_stack, model)
-    handles = [enqueue("quiz", DOC, questions=4, settings=stack.settings) for _ in range(16)]
+    handles = [
+        enqueue("quiz", DOC, questions=4, priority=priority, settings=stack.settings) for _ in range(16)
+    ]
     # When the worker starts on them
     stack.start_worker(concurrency=1)
     first = handles[0].result(timeout_s=60)

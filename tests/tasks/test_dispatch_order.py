@@ -9,6 +9,7 @@ import pytest
 from suture.tasks.dispatch_order import (
     DispatchTurns,
     bulk_credit_after,
+    bulk_fill,
     bulk_slot_limit,
     next_class,
     next_tenant,
@@ -133,3 +134,21 @@ def test_a_worker_keeps_its_share_of_slots_for_interactive_calls_and_bulk_at_lea
     concurrency: int, share: float, limit: int | None
 ) -> None:
     assert bulk_slot_limit(concurrency, share) == limit
+
+
+@pytest.mark.parametrize(
+    ("live_slots", "per_slot", "in_flight", "more"),
+    [
+        (90, 1.5, 0, 135),  # an idle cluster: enough jobs to keep every bulk slot busy and one more each half
+        (90, 1.5, 100, 35),
+        (90, 1.5, 135, 0),
+        (90, 1.5, 400, 0),  # more in flight than that (a cap lowered, a worker gone): none, never negative
+        (3, 1.5, 0, 5),  # rounded up: a small cluster still gets its share
+        (0, 1.5, 0, 0),  # no worker reported its slots yet: the ready target alone feeds
+        (90, 0.0, 0, 0),  # turned off
+    ],
+)
+def test_bulk_jobs_are_kept_in_flight_in_proportion_to_the_live_bulk_slots(
+    live_slots: int, per_slot: float, in_flight: int, more: int
+) -> None:
+    assert bulk_fill(live_slots, per_slot, in_flight) == more

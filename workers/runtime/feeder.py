@@ -11,8 +11,11 @@ started jobs never pass here: workers publish them at once, so they go ahead of 
 waiting, and a bulk backlog in ``suture.model.bulk`` never holds back an interactive job. A tenant
 running less than its share of the bulk jobs (``lanes``) has its calls go ahead of the others' (in
 ``suture.model.bulk.ahead``), and its new jobs go while fewer than ``ready_target`` calls are ready
-there; any other tenant's only while fewer are ready in both bulk queues, so its started jobs still
-go before its new ones.
+there; any other tenant's while fewer are ready in both bulk queues, so its started jobs still
+go before its new ones, or while fewer bulk jobs are in flight than ``dispatch.bulk_jobs_per_slot``
+per bulk slot of the live workers (each worker reports its slots with its heartbeat): a started job's
+calls then queue behind at most those few new ones, and long first calls overlap the CPU-bound repairs
+of jobs further on instead of the whole batch moving in waves.
 
 Exactly once across a SIGKILL: an id is always in one place, its waiting list, the dispatching record,
 or sent. A dispatcher killed between taking and marking leaves the id in the record; the next lease
@@ -39,6 +42,7 @@ from suture.tasks.dispatch_order import (
     PRIORITY_CLASSES,
     DispatchTurns,
     PriorityClass,
+    bulk_fill,
     next_class,
     next_tenant,
 )
@@ -53,6 +57,8 @@ Publish = Callable[[str, PriorityClass | None, str | None, bool], None]
 ReadyCount = Callable[[PriorityClass], tuple[int, int]]
 # Whether a tenant's jobs of a class run under its share (its calls go ahead of the class's others).
 UnderShare = Callable[[PriorityClass, str], bool]
+# How often the dispatcher re-reads the live workers' bulk slots (they change when a worker starts or stops).
+SLOTS_REFRESH_S = 5.0
 
 
 class Feeder:
@@ -65,12 +71,14 @@ class Feeder:
         publish: Publish,
         ready: ReadyCount,
         under: UnderShare = lambda job_class, tenant: False,
+        slots: Callable[[], int] = lambda: 0,
     ) -> None:
         self._waiting = store.waiting
         self._settings = settings
         self._publish = publish
         self._ready = ready
         self._under = under
+        self._slots = slots
         self._turns = DispatchTurns()
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._swept_s = 0.0
@@ -109,13 +117,15 @@ class Feeder:
             return 0
         target = self._settings.ready_target
         room = {c: [target - n for n in self._ready(c)] for c in PRIORITY_CLASSES if tenants.get(c)}
-        cap = self._settings.max_in_flight
+        cap, in_flight = self._settings.max_in_flight, None
         if cap is not None:
-            cap -= self._waiting.sent_unfinished()
+            in_flight = self._waiting.sent_unfinished()
+            cap -= in_flight
+        fill = self._fill(tenants, in_flight)
         sent, first = 0, True
         while cap is None or sent < cap:
             tenants, first = (tenants if first else self._waiting.tenants()), False
-            sendable = {c: self._sendable(c, tenants.get(c, []), room) for c in PRIORITY_CLASSES}
+            sendable = {c: self._sendable(c, tenants.get(c, []), room, fill) for c in PRIORITY_CLASSES}
             job_class = next_class(
                 {c: bool(t) for c, t in sendable.items()}, self._turns, self._settings.bulk_share
             )
@@ -136,17 +146,33 @@ class Feeder:
             self._waiting.sent(str(job_id))
             sent += 1
             room[job_class] = [room[job_class][0] - ahead, room[job_class][1] - 1]
+            if job_class == "bulk":
+                fill -= 1
         return sent
 
+    def _fill(self, tenants: dict[PriorityClass, list[str]], in_flight: int | None) -> int:
+        """How many bulk jobs may go whatever the bulk queues hold (``bulk_fill``; 0: none, or the
+        workers' slots are unknown)."""
+        per_slot = self._settings.bulk_jobs_per_slot
+        if per_slot <= 0 or not tenants.get("bulk"):
+            return 0
+        live = self._slots()
+        if live <= 0:
+            return 0
+        return bulk_fill(live, per_slot, self._waiting.sent_unfinished() if in_flight is None else in_flight)
+
     def _sendable(
-        self, job_class: PriorityClass, tenants: list[str], room: dict[PriorityClass, list[int]]
+        self, job_class: PriorityClass, tenants: list[str], room: dict[PriorityClass, list[int]], fill: int
     ) -> list[str]:
         """The tenants of ``job_class`` whose next job can go now: one under its share (its job goes ahead)
-        while fewer than ``ready_target`` calls are ready ahead; any other only while fewer are ready in
-        all the class's queues, so its started jobs go before its new ones."""
+        while fewer than ``ready_target`` calls are ready ahead; any other while fewer are ready in all the
+        class's queues (its started jobs go before its new ones), or, for bulk, while fewer jobs are in
+        flight than keep the workers' bulk slots busy (``fill``)."""
         if job_class not in room:
             return []
         ahead, total = room[job_class]
+        if job_class == "bulk":
+            total = max(total, fill)
         return [t for t in tenants if (ahead if self._under(job_class, t) else total) > 0]
 
     def _resend(self, before_s: float) -> None:
@@ -181,6 +207,7 @@ def start_feeder(settings: Settings) -> Feeder | None:
     from suture.workers.runtime.publish import publish
     from suture.workers.store.job_store import get_store
     from suture.workers.store.tenant_load import TenantLoad
+    from suture.workers.store.watchlist import WORKER_SILENT_BEATS
 
     store = get_store(settings)
     lanes = Lanes(TenantLoad(store.redis, store.prefix, settings.dispatch.fair_window_s), settings.dispatch)
@@ -205,6 +232,15 @@ def start_feeder(settings: Settings) -> Feeder | None:
             counts = [int(n) for n in pipe.execute()]
         return counts[0], sum(counts)
 
-    feeder = Feeder(store, settings.dispatch, first_attempt, ready, lanes.under)
+    silent_s = settings.worker.watchdog_interval_s * WORKER_SILENT_BEATS
+    seen = {"at_s": float("-inf"), "slots": 0}
+
+    def slots() -> int:  # the live workers' bulk slots, re-read every SLOTS_REFRESH_S
+        now = time.time()
+        if now - seen["at_s"] >= SLOTS_REFRESH_S:
+            seen["at_s"], seen["slots"] = now, store.watchlist.model_slots(now, silent_s)
+        return int(seen["slots"])
+
+    feeder = Feeder(store, settings.dispatch, first_attempt, ready, lanes.under, slots)
     feeder.start()
     return feeder

@@ -5,7 +5,8 @@
   before any metric exists.
 - ``worker_process_init`` (each prefork child): Sentry again (its transport does not survive a fork).
 - ``worker_ready``: the metrics endpoint on ``worker.metrics_port``, and the watchdog's clock, a thread
-  of the worker's own process that beats for the worker (``suture status``) and, in a worker that
+  of the worker's own process that beats for the worker (``suture status``; with the slots its bulk model
+  calls may hold, which the dispatcher keeps busy) and, in a worker that
   consumes ``suture.control``, sweeps (ends jobs past their deadline, nudges stalled ones) at most once
   per interval cluster-wide, each sweep a Sentry Cron check-in. No task per tick: nothing floods
   Flower's task list, and a SIGKILLed worker's lock simply expires so another control worker's clock
@@ -30,6 +31,7 @@ from suture.config.settings import Settings
 log = logging.getLogger(__name__)
 
 _running: dict[str, Any] = {}
+_concurrency = {"slots": 0}  # this worker's, read at init: its heartbeat reports the slots bulk calls may use
 
 
 def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
@@ -56,7 +58,7 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
             _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
         _warn_if_bulk_unread(sender)
         control = _consumes_control(sender)
-        _running["clock"] = _start_clock(current, flow, sweeps=control)
+        _running["clock"] = _start_clock(current, flow, sweeps=control, model_slots=_model_slots(sender))
         if control:  # not beside 100 model-call threads: its passes would wait for their GIL
             from suture.workers.runtime.feeder import start_feeder
 
@@ -94,6 +96,7 @@ def _init_worker(sender: Any, current: Settings) -> None:
 
     # Before any task opens the store: one connection per concurrent task, so none waits for one.
     concurrency = int(getattr(sender, "concurrency", 0) or 0)
+    _concurrency["slots"] = concurrency
     size_pool_for(concurrency)
     _quiet_http_logs()
     configure(current)
@@ -111,7 +114,7 @@ def _quiet_http_logs() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
-def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool) -> Any:
+def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool, model_slots: int = 0) -> Any:
     from suture.workers.runtime.monitor import checked_in
     from suture.workers.runtime.watchdog import WatchdogClock
     from suture.workers.store.job_store import get_store
@@ -124,13 +127,24 @@ def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool) -
         checked_in(lambda: flow().watchdog(), interval_s=interval_s)
 
     def beat() -> None:
-        store.watchlist.beat(owner, time.time())
+        store.watchlist.beat(owner, time.time(), model_slots)
 
     clock = WatchdogClock(
         store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat
     )
     clock.start()
     return clock
+
+
+def _model_slots(consumer: Any) -> int:
+    """The slots this worker's bulk model calls may hold (0: it reads no model queue), for its heartbeat."""
+    from suture.workers.runtime.app import MODEL_QUEUES
+    from suture.workers.runtime.queue_order import ClassFirstCycle
+
+    names = _queue_names(consumer)
+    if names is not None and not names & set(MODEL_QUEUES):
+        return 0
+    return ClassFirstCycle.bulk_slots or _concurrency["slots"]
 
 
 def _is_prefork(worker: Any) -> bool:

@@ -54,3 +54,8 @@ def redis_client(url: str, pool: Pool) -> redis.Redis:
         socket_keepalive=True,
     )
     return redis.Redis(connection_pool=connections)
+
+
+def as_text(value: bytes | str) -> str:
+    """A Redis reply as text (clients made without ``decode_responses`` return bytes)."""
+    return value.decode() if isinstance(value, bytes) else value

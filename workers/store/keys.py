@@ -44,6 +44,9 @@ class Keys:
     def workers(self) -> str:
         return f"{self.prefix}:workers"
 
+    def worker_slots(self) -> str:
+        return f"{self.prefix}:workers:slots"
+
     def review(self) -> str:
         return f"{self.prefix}:review"
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import redis
 
 from suture.tasks.dispatch_order import PRIORITY_CLASSES, PriorityClass
+from suture.workers.store.connection import as_text
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 
@@ -100,7 +101,7 @@ class WaitingJobs:
             pipe.smembers(self.tenants_key(job_class))
         found = guarded(pipe.execute)
         return {
-            c: sorted(_text(t) for t in members) for c, members in zip(PRIORITY_CLASSES, found, strict=True)
+            c: sorted(as_text(t) for t in members) for c, members in zip(PRIORITY_CLASSES, found, strict=True)
         }
 
     def take(self, owner: str, job_class: PriorityClass, tenant: str, now_s: float) -> str | bool | None:
@@ -110,7 +111,7 @@ class WaitingJobs:
         keys.append(self.dispatching_key())
         reply = guarded(lambda: self._take(keys=keys, args=[owner, now_s, tenant]))
         code = int(reply[0])
-        return False if code == 0 else None if code == 1 else _text(reply[1])
+        return False if code == 0 else None if code == 1 else as_text(reply[1])
 
     def sent(self, job_id: str) -> None:
         """The job's first attempt is published: it leaves ``dispatching``."""
@@ -119,7 +120,7 @@ class WaitingJobs:
     def stranded(self, before_s: float, limit: int = 1000) -> list[str]:
         """Ids taken for dispatch before ``before_s`` and never marked sent (their dispatcher died, or its publish failed)."""
         found = guarded(lambda: self._r.zrangebyscore(self.dispatching_key(), "-inf", before_s, 0, limit))
-        return [_text(i) for i in found]
+        return [as_text(i) for i in found]
 
     def unopened(self, job_id: str) -> bool:
         """True if the job is queued and no task of it ever opened (its first attempt may never have gone out)."""
@@ -156,7 +157,3 @@ class WaitingJobs:
         """Jobs not yet handed to the broker: waiting in a list, or being dispatched."""
         waiting = sum(sum(per.values()) for per in self.counts().values())
         return waiting + int(guarded(lambda: self._r.zcard(self.dispatching_key())))
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value

@@ -4,13 +4,16 @@ Two sorted sets the store's scripts keep up to date (a job joins ``deadlines`` w
 resumed and leaves it when delivered; every task opening scores it in ``progress``); the watchdog
 reads them to end jobs past their deadline and to re-send the next step of jobs that stalled. A
 third, ``workers``, holds when each worker's watchdog clock last beat (at start, then every
-interval), so ``suture status`` can say that nothing consumes a queued job.
+interval), so ``suture status`` can say that nothing consumes a queued job; beside it a hash,
+``workers:slots``, holds how many model-call slots each worker has for bulk calls, so the
+dispatcher knows how many bulk jobs keep the live workers busy (``model_slots``).
 """
 
 from __future__ import annotations
 
 import redis
 
+from suture.workers.store.connection import as_text
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 
@@ -91,12 +94,27 @@ class Watchlist:
         last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
         return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
 
-    def beat(self, owner: str, now_s: float) -> None:
-        """Record that worker ``owner`` is alive now; workers silent for a day are forgotten."""
+    def beat(self, owner: str, now_s: float, model_slots: int = 0) -> None:
+        """Record that worker ``owner`` is alive now, with its slots for bulk model calls; workers silent
+        for a day are forgotten."""
         pipe = self._r.pipeline(transaction=False)
         pipe.zadd(self._keys.workers(), {owner: now_s})
         pipe.zremrangebyscore(self._keys.workers(), "-inf", now_s - PROGRESS_KEPT_S)
+        pipe.hset(self._keys.worker_slots(), owner, max(0, int(model_slots)))
         guarded(pipe.execute)
+
+    def model_slots(self, now_s: float, silent_s: float) -> int:
+        """The bulk model-call slots of the workers that beat within ``silent_s`` (the others' are dropped)."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zrangebyscore(self._keys.workers(), now_s - silent_s, "+inf")
+        pipe.hgetall(self._keys.worker_slots())
+        live, slots = guarded(pipe.execute)
+        live_owners = {as_text(owner) for owner in live}
+        by_owner = {as_text(owner): int(n) for owner, n in slots.items()}
+        gone = [owner for owner in by_owner if owner not in live_owners]
+        if gone:  # a worker that comes back writes its slots again at its next beat
+            guarded(lambda: self._r.hdel(self._keys.worker_slots(), *gone))
+        return sum(n for owner, n in by_owner.items() if owner in live_owners)
 
     def last_worker_seen(self) -> float | None:
         """When any worker last beat (epoch seconds), or None if none has in the last day."""

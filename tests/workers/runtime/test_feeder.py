@@ -50,11 +50,11 @@ class Queue:
         return self.depth, self.depth + self.common_depth
 
 
-def feeder(store: JobStore, queue: Queue, under: Any = None, **settings: object) -> Feeder:
+def feeder(store: JobStore, queue: Queue, under: Any = None, slots: int = 0, **settings: object) -> Feeder:
     chosen = DispatchSettings.model_validate({"ready_target": 100, "lease_s": 1.0} | settings)
     if under is None:
-        return Feeder(store, chosen, queue.publish, queue.ready)
-    return Feeder(store, chosen, queue.publish, queue.ready, under)
+        under = lambda job_class, tenant: False  # noqa: E731
+    return Feeder(store, chosen, queue.publish, queue.ready, under, lambda: slots)
 
 
 def test_enqueue_stores_the_job_waiting_and_publishes_nothing(stack: CeleryStack) -> None:
@@ -153,3 +153,34 @@ def test_max_in_flight_caps_the_jobs_sent_and_unfinished(stack: CeleryStack) -> 
     # When that job ends (here: cancelled) / Then the next one goes
     jobs[0].cancel()
     assert capped.run_pass() == 1 and queue.sent == [jobs[0].id, jobs[1].id]
+
+
+def test_bulk_jobs_go_while_fewer_are_in_flight_than_keep_the_live_slots_busy(stack: CeleryStack) -> None:
+    # Given ten bulk jobs waiting, workers reporting 4 bulk slots, 1.5 jobs kept in flight per slot
+    settings = stack.settings
+    jobs = [enqueue("quiz", DOCUMENT, priority="bulk", settings=settings) for _ in range(10)]
+    store, queue = get_store(settings), Queue()
+    filling = feeder(store, queue, slots=4, ready_target=2, bulk_jobs_per_slot=1.5)
+    # When the bulk queue already holds more ready calls than the ready target
+    queue.common_depth = 50
+    # Then six jobs go all the same (4 x 1.5), and no more while they run
+    assert filling.run_pass() == 6 and filling.run_pass() == 0
+    # When two of them end / Then two more go, oldest first
+    jobs[0].cancel()
+    jobs[1].cancel()
+    assert filling.run_pass() == 2
+    assert queue.sent == [job.id for job in jobs[:8]]
+
+
+def test_without_the_workers_slots_bulk_jobs_go_on_the_ready_target_alone(stack: CeleryStack) -> None:
+    # Given bulk jobs waiting and no worker that reported its slots (or the fill turned off)
+    settings = stack.settings
+    for _ in range(3):
+        enqueue("quiz", DOCUMENT, priority="bulk", settings=settings)
+    store, queue = get_store(settings), Queue()
+    queue.common_depth = 50
+    # Then none goes while the bulk queue holds its ready target
+    assert feeder(store, queue, slots=0, ready_target=2).run_pass() == 0
+    time.sleep(1.1)
+    assert feeder(store, queue, slots=4, ready_target=2, bulk_jobs_per_slot=0).run_pass() == 0
+    assert queue.sent == []

@@ -135,6 +135,22 @@ def test_stalled_lists_running_jobs_whose_tasks_stopped_opening(store: JobStore)
     assert store.watchlist.stalled(now + 60) == [busy]
 
 
+def test_the_live_workers_bulk_slots_are_summed_and_a_silent_worker_s_dropped(store: JobStore) -> None:
+    # Given two model workers and a control worker (no model slots) beating, and one silent for long
+    now = time.time()
+    store.watchlist.beat("model-1", now, 90)
+    store.watchlist.beat("model-2", now - 5, 45)
+    store.watchlist.beat("control", now, 0)
+    store.watchlist.beat("gone", now - 600, 90)
+    # When the dispatcher reads the slots of the workers heard from within a minute
+    live = store.watchlist.model_slots(now, silent_s=60)
+    # Then the live ones count and the silent one is forgotten, until it beats again
+    assert live == 135
+    assert set(store.redis.hkeys(f"{store.prefix}:workers:slots")) == {"model-1", "model-2", "control"}
+    store.watchlist.beat("gone", now, 90)
+    assert store.watchlist.model_slots(now, silent_s=60) == 225
+
+
 def test_unreachable_redis_is_a_one_line_error_without_password() -> None:
     client = redis.Redis.from_url("redis://:hunter2@127.0.0.1:1/0", decode_responses=True)
     with pytest.raises(StoreUnavailable) as caught:
