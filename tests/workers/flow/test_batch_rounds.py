@@ -165,7 +165,9 @@ def test_restarted_and_killed_workers_poll_the_same_batch(
     celery_stack: Callable[..., CeleryStack], batch_simulator: Callable[..., SimulatorHandle]
 ) -> None:
     # Given jobs whose first round was submitted (a slow batch), and the worker stopped meanwhile
-    sim = batch_simulator(delay_s=6.0)
+    # (the batch runs 15 s: a worker's graceful stop, the next one's start and its first poll fit within it
+    # on a loaded machine; with 6 s the batch sometimes ended first and the kill below found it collected)
+    sim = batch_simulator(delay_s=15.0)
     stack = celery_stack(sim.base_url, **ENV)
     job_ids = enqueue_jobs(stack, 4, "first")
     first = stack.start_worker(concurrency=4)
