@@ -16,6 +16,9 @@ Redis or Celery (``suture.workers.runtime.feeder`` applies them):
   ``per_slot`` jobs in flight per bulk slot of the live workers: started jobs alternate long model
   calls with CPU-bound repairs, and a steady number in flight keeps both going at once instead of
   in waves (all first calls, then all repairs, then all first calls again).
+- ``FillRamp``: paces that fill. Each job that ends earns ``per_slot`` new ones, so the jobs in
+  flight grow as started ones end: a batch starts with what the ready target sends, not with every
+  slot's worth at once, and its jobs' ends, spread out, spread its starts.
 - ``next_tenant``: smooth weighted round-robin (each waiting tenant gains its weight, the richest is
   served and pays the total): over any window, tenants are served in proportion to their weights, and
   interleaved rather than in runs. A tenant without a configured weight weighs 1.
@@ -124,6 +127,39 @@ def bulk_fill(live_slots: int, per_slot: float, in_flight: int) -> int:
     if live_slots <= 0 or per_slot <= 0:
         return 0
     return max(0, math.ceil(live_slots * per_slot) - in_flight)
+
+
+@dataclass
+class FillRamp:
+    """The bulk fill's pacing: how many jobs it may still send, earned by jobs that ended (see module doc)."""
+
+    per_slot: float
+    tokens: float = 0.0
+    expected: int | None = None  # jobs in flight at the last look, plus those sent since (None: not looking)
+
+    def observe(self, in_flight: int) -> None:
+        """Credit the jobs that ended since the last look (``in_flight`` now against what was expected)."""
+        if self.expected is not None:
+            self.tokens += max(0, self.expected - in_flight) * self.per_slot
+        self.expected = in_flight
+
+    def sent(self) -> None:
+        """Note a job sent (of either class): it is in flight at the next look, not a job that ended."""
+        if self.expected is not None:
+            self.expected += 1
+
+    def allowed(self, limit: int) -> int:
+        """How many the fill may send now, at most ``limit``; credit beyond it is not saved for a burst."""
+        self.tokens = min(self.tokens, float(max(0, limit)))
+        return int(self.tokens)
+
+    def spend(self) -> None:
+        """One job sent by the fill (not by the ready target)."""
+        self.tokens = max(0.0, self.tokens - 1.0)
+
+    def stop(self) -> None:
+        """No bulk job waits: the next batch starts afresh, not with the credit of this one's ends."""
+        self.tokens, self.expected = 0.0, None
 
 
 def bulk_slot_limit(concurrency: int, interactive_share: float) -> int | None:

@@ -8,6 +8,7 @@ import pytest
 
 from suture.tasks.dispatch_order import (
     DispatchTurns,
+    FillRamp,
     bulk_credit_after,
     bulk_fill,
     bulk_slot_limit,
@@ -152,3 +153,24 @@ def test_bulk_jobs_are_kept_in_flight_in_proportion_to_the_live_bulk_slots(
     live_slots: int, per_slot: float, in_flight: int, more: int
 ) -> None:
     assert bulk_fill(live_slots, per_slot, in_flight) == more
+
+
+def test_the_fill_is_earned_by_jobs_that_end_and_never_saved_for_a_burst() -> None:
+    ramp = FillRamp(per_slot=1.5)
+    # Given a first look at 90 jobs in flight / Then nothing is earned by looking
+    ramp.observe(90)
+    assert ramp.allowed(45) == 0
+    # When 2 are sent and 2 others end / Then the 2 that ended earn 3, and the 2 sent are not taken for ends
+    ramp.sent()
+    ramp.sent()
+    ramp.observe(90)
+    assert ramp.allowed(45) == 3
+    # When the limit is lower than the credit / Then the credit is cut to it, not saved
+    assert ramp.allowed(1) == 1
+    assert ramp.allowed(45) == 1
+    ramp.spend()
+    assert ramp.allowed(45) == 0
+    # When no bulk job waits for a while / Then the next batch starts afresh: the old batch's ends earn nothing
+    ramp.stop()
+    ramp.observe(0)
+    assert ramp.allowed(135) == 0

@@ -15,7 +15,9 @@ there; any other tenant's while fewer are ready in both bulk queues, so its star
 go before its new ones, or while fewer bulk jobs are in flight than ``dispatch.bulk_jobs_per_slot``
 per bulk slot of the live workers (each worker reports its slots with its heartbeat): a started job's
 calls then queue behind at most those few new ones, and long first calls overlap the CPU-bound repairs
-of jobs further on instead of the whole batch moving in waves.
+of jobs further on instead of the whole batch moving in waves. That fill is paced (``FillRamp``): each
+job that ends earns 1.5 new ones, so a batch starts with what the ready target sends and grows as its
+first jobs end, rather than as one wave of every slot's worth.
 
 Exactly once across a SIGKILL: an id is always in one place, its waiting list, the dispatching record,
 or sent. A dispatcher killed between taking and marking leaves the id in the record; the next lease
@@ -41,6 +43,7 @@ from suture.config.settings import Settings
 from suture.tasks.dispatch_order import (
     PRIORITY_CLASSES,
     DispatchTurns,
+    FillRamp,
     PriorityClass,
     bulk_fill,
     next_class,
@@ -80,6 +83,7 @@ class Feeder:
         self._under = under
         self._slots = slots
         self._turns = DispatchTurns()
+        self._ramp = FillRamp(settings.bulk_jobs_per_slot)
         self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._swept_s = 0.0
         self._renewed_s = 0.0  # when this dispatcher last took or renewed its lease (0: not held)
@@ -145,21 +149,25 @@ class Feeder:
             self._publish(str(job_id), job_class, tenant, ahead)
             self._waiting.sent(str(job_id))
             sent += 1
-            room[job_class] = [room[job_class][0] - ahead, room[job_class][1] - 1]
+            self._ramp.sent()
             if job_class == "bulk":
                 fill -= 1
+                if not ahead and room[job_class][1] <= 0:  # sent by the fill, not by the ready target
+                    self._ramp.spend()
+            room[job_class] = [room[job_class][0] - ahead, room[job_class][1] - 1]
         return sent
 
     def _fill(self, tenants: dict[PriorityClass, list[str]], in_flight: int | None) -> int:
-        """How many bulk jobs may go whatever the bulk queues hold (``bulk_fill``; 0: none, or the
-        workers' slots are unknown)."""
+        """How many bulk jobs may go whatever the bulk queues hold (``bulk_fill``, paced by ``FillRamp``;
+        0: none, or the workers' slots are unknown)."""
         per_slot = self._settings.bulk_jobs_per_slot
-        if per_slot <= 0 or not tenants.get("bulk"):
-            return 0
-        live = self._slots()
+        live = self._slots() if per_slot > 0 and tenants.get("bulk") else 0
         if live <= 0:
+            self._ramp.stop()
             return 0
-        return bulk_fill(live, per_slot, self._waiting.sent_unfinished() if in_flight is None else in_flight)
+        in_flight = self._waiting.sent_unfinished() if in_flight is None else in_flight
+        self._ramp.observe(in_flight)
+        return self._ramp.allowed(bulk_fill(live, per_slot, in_flight))
 
     def _sendable(
         self, job_class: PriorityClass, tenants: list[str], room: dict[PriorityClass, list[int]], fill: int

@@ -155,21 +155,32 @@ def test_max_in_flight_caps_the_jobs_sent_and_unfinished(stack: CeleryStack) -> 
     assert capped.run_pass() == 1 and queue.sent == [jobs[0].id, jobs[1].id]
 
 
-def test_bulk_jobs_go_while_fewer_are_in_flight_than_keep_the_live_slots_busy(stack: CeleryStack) -> None:
-    # Given ten bulk jobs waiting, workers reporting 4 bulk slots, 1.5 jobs kept in flight per slot
+def test_bulk_jobs_in_flight_grow_as_started_ones_end_up_to_what_keeps_the_live_slots_busy(
+    stack: CeleryStack,
+) -> None:
+    # Given 20 bulk jobs waiting, workers reporting 4 bulk slots, 1.5 jobs kept in flight per slot (6)
     settings = stack.settings
-    jobs = [enqueue("quiz", DOCUMENT, priority="bulk", settings=settings) for _ in range(10)]
+    jobs = [enqueue("quiz", DOCUMENT, priority="bulk", settings=settings) for _ in range(20)]
     store, queue = get_store(settings), Queue()
     filling = feeder(store, queue, slots=4, ready_target=2, bulk_jobs_per_slot=1.5)
-    # When the bulk queue already holds more ready calls than the ready target
-    queue.common_depth = 50
-    # Then six jobs go all the same (4 x 1.5), and no more while they run
-    assert filling.run_pass() == 6 and filling.run_pass() == 0
-    # When two of them end / Then two more go, oldest first
-    jobs[0].cancel()
-    jobs[1].cancel()
+    # When the bulk queue is empty / Then the ready target sends 2, and the fill nothing yet
     assert filling.run_pass() == 2
-    assert queue.sent == [job.id for job in jobs[:8]]
+    # When those jobs' calls fill the queue / Then nothing more goes while they run
+    queue.common_depth = 50
+    assert filling.run_pass() == 0
+    # When one ends / Then it earns 1.5 new jobs: one goes now, the half waits for the next end
+    jobs[0].cancel()
+    assert filling.run_pass() == 1
+    jobs[1].cancel()
+    assert filling.run_pass() == 2 and filling.run_pass() == 0
+    # When every one in flight ends / Then the fill grows to 6 in flight and no further
+    for job in jobs[2:5]:
+        job.cancel()
+    assert filling.run_pass() == 4
+    for job in jobs[5:9]:
+        job.cancel()
+    assert filling.run_pass() == 6 and filling.run_pass() == 0
+    assert queue.sent == [job.id for job in jobs[:15]]
 
 
 def test_without_the_workers_slots_bulk_jobs_go_on_the_ready_target_alone(stack: CeleryStack) -> None:
