@@ -28,8 +28,12 @@ class DispatchSettings(BaseModel):
     # heartbeat): new bulk jobs go out as started ones end, whatever the model queues hold, so long first
     # calls and CPU-bound repairs overlap instead of coming in waves (0: feed on ready_target alone).
     bulk_jobs_per_slot: float = Field(1.5, ge=0.0, le=100.0)
-    # How often the dispatcher looks at the queue when it has nothing to do (it drains at once otherwise).
+    # How often an idle dispatcher looks for interactive jobs waiting (it drains at once otherwise).
     poll_s: float = Field(0.02, gt=0, le=5.0)
+    # After a pass that sent nothing, the next full pass (the queues' depth, the jobs in flight: a few
+    # Redis calls) comes this much later, or at once when an interactive job waits (looked at every poll_s):
+    # bulk jobs waiting on full queues do not cost the cluster fifty passes a second.
+    idle_pass_s: float = Field(0.1, gt=0, le=60.0)
     # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after this.
     lease_s: float = Field(10.0, ge=1.0, le=600.0)
     # Within a class, tenants are served by weighted round-robin; a tenant not listed weighs 1.

@@ -87,6 +87,8 @@ class WorkerSettings(_Section):
     # Bulk tasks of one worker process doing their own work (outside model calls) at once: few enough
     # that interactive tasks beside them keep their CPU share (workers/runtime/cpu_turns.py).
     bulk_cpu_turns: int = Field(4, ge=1, le=10_000)
+    # The same while an interactive task runs in the process (and a second after): it keeps its speed.
+    bulk_cpu_turns_beside_interactive: int = Field(1, ge=1, le=10_000)
     # A job-store command unanswered this long is an outage (retried), not a worker thread hung for good.
     redis_timeout_s: float = Field(30.0, gt=0)
     # Job-store connections one process may hold (a worker raises it to its concurrency): a caller

@@ -101,7 +101,7 @@ def _init_worker(sender: Any, current: Settings) -> None:
     _quiet_http_logs()
     configure(current)
     ClassFirstCycle.bulk_slots = bulk_slot_limit(concurrency, current.dispatch.interactive_slots)
-    use_turns(current.worker.bulk_cpu_turns)
+    use_turns(current.worker.bulk_cpu_turns, current.worker.bulk_cpu_turns_beside_interactive)
     init_sentry(current)
     if current.worker.metrics_port is not None and _is_prefork(sender):
         metrics.use_multiprocess_mode()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import redis
 
+from suture.workers.store.connection import as_text
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 
@@ -61,7 +62,7 @@ class TenantLoad:
         since = now_s - self._window_s
         tenants_key = self._tenants(job_class)
         names = guarded(lambda: self._r.zrangebyscore(tenants_key, since, "+inf"))
-        tenants = [name.decode() if isinstance(name, bytes) else str(name) for name in names]
+        tenants = [as_text(name) for name in names]
         if not tenants:
             return {}
         pipe = self._r.pipeline(transaction=False)

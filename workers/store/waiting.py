@@ -104,6 +104,10 @@ class WaitingJobs:
             c: sorted(as_text(t) for t in members) for c, members in zip(PRIORITY_CLASSES, found, strict=True)
         }
 
+    def waits(self, job_class: PriorityClass) -> bool:
+        """Whether any job of ``job_class`` waits (one cheap call, for an idle dispatcher to look often)."""
+        return bool(guarded(lambda: self._r.exists(self.tenants_key(job_class))))
+
     def take(self, owner: str, job_class: PriorityClass, tenant: str, now_s: float) -> str | bool | None:
         """Move the oldest waiting job of (class, tenant) to ``dispatching``: its id, None if none
         waits there, False if ``owner`` no longer holds the lease (it must stop dispatching)."""

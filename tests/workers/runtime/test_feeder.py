@@ -18,7 +18,7 @@ from suture.workers.producer import InvalidJob, enqueue
 from suture.workers.runtime.app import configure
 from suture.workers.runtime.feeder import Feeder
 from suture.workers.store.job_store import JobStore, get_store
-from tests.fixtures.workers import CeleryStack
+from tests.fixtures.workers import CeleryStack, wait_for
 
 DOCUMENT = "Mitochondria make ATP. Ribosomes make proteins."
 
@@ -195,3 +195,38 @@ def test_without_the_workers_slots_bulk_jobs_go_on_the_ready_target_alone(stack:
     time.sleep(1.1)
     assert feeder(store, queue, slots=4, ready_target=2, bulk_jobs_per_slot=0).run_pass() == 0
     assert queue.sent == []
+
+
+class FullBulkQueue(Queue):
+    """A model queue whose bulk side holds its ready target, the interactive side nothing; counts its reads."""
+
+    reads = 0
+
+    def ready(self, job_class: str) -> tuple[int, int]:
+        self.reads += 1
+        return (100, 100) if job_class == "bulk" else (0, 0)
+
+
+def test_an_idle_dispatcher_sends_an_interactive_job_at_its_next_look_not_its_next_pass(
+    stack: CeleryStack,
+) -> None:
+    # Given a running dispatcher whose passes find the bulk queue full, so it idles 30 s between them
+    settings = stack.settings
+    store, queue = get_store(settings), FullBulkQueue()
+    enqueue("quiz", DOCUMENT, priority="bulk", settings=settings)
+    dispatcher = feeder(store, queue, idle_pass_s=30.0, poll_s=0.02)
+    dispatcher.start()
+    try:
+        wait_for(lambda: queue.reads > 0)  # it has made its first pass
+        # Then, idle, it does not read the queues again (the old 20 ms polling would have read them ~25 times)
+        reads = queue.reads
+        time.sleep(0.5)
+        assert queue.reads == reads
+        # When an interactive job is enqueued
+        job = enqueue("quiz", DOCUMENT, settings=settings)
+        # Then it is sent well before the 30 s pass (the dispatcher looks for interactive jobs every poll_s),
+        # and the bulk job still waits for room
+        wait_for(lambda: job.id in queue.sent, timeout_s=15.0)
+        assert queue.sent == [job.id] and queue.classes == ["interactive"]
+    finally:
+        dispatcher.stop()

@@ -45,7 +45,9 @@ def test_a_receiver_dripping_header_lines_costs_the_deadline_and_no_more(
     exchange, took_s = send(receiver.url, deadline_s=2.0)
     # Then the whole exchange ends at the deadline (a per-read timeout would never fire)
     assert not exchange.ok and "within 2 s" in str(exchange.error)  # type: ignore[attr-defined]
-    assert 1.9 <= took_s < 3.0
+    assert took_s >= 1.9  # not before it
+    # Not a speed check: only a per-read timeout (each line resets it) would run on towards the drip's 60 s.
+    assert took_s < 30
 
 
 @pytest.fixture
