@@ -54,7 +54,7 @@ from suture.tasks.dispatch_order import (
     next_class,
     next_tenant,
 )
-from suture.workers.store.errors import StoreUnavailable
+from suture.workers.store.errors import JobNotFound, StoreUnavailable
 from suture.workers.store.job_store import JobStore
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,7 @@ class Feeder:
         slots: Callable[[], int] = lambda: 0,
     ) -> None:
         self._waiting = store.waiting
+        self._store = store
         self._settings = settings
         self._publish = publish
         self._ready = ready
@@ -193,10 +194,17 @@ class Feeder:
         for job_id in self._waiting.stranded(before_s):
             if self._waiting.unopened(job_id):
                 log.warning("job %s: sent again, its dispatcher stopped before marking it sent", job_id)
-                self._publish(job_id, None, None, False)
+                self._publish(job_id, self._job_class(job_id), None, False)
             else:
                 log.info("job %s: its first attempt was sent before the dispatcher stopped", job_id)
             self._waiting.sent(job_id)
+
+    def _job_class(self, job_id: str) -> PriorityClass | None:
+        """A stranded job's class, so it goes to its class's queue again (None: its record is gone)."""
+        try:
+            return self._store.load(job_id).job_spec.priority
+        except JobNotFound:
+            return None
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -114,14 +114,14 @@ def test_a_tenant_under_its_share_goes_ahead_of_another_s_started_calls(stack: C
 
 
 def test_a_dispatcher_killed_between_taking_and_sending_is_made_good_by_the_next(stack: CeleryStack) -> None:
-    # Given two jobs taken off their list by a dispatcher that then died before sending them
+    # Given two bulk jobs taken off their list by a dispatcher that then died before sending them
     settings = stack.settings
-    lost, started = (enqueue("quiz", DOCUMENT, settings=settings).id for _ in range(2))
+    lost, started = (enqueue("quiz", DOCUMENT, priority="bulk", settings=settings).id for _ in range(2))
     store = get_store(settings)
     dead = feeder(store, Queue())
     assert store.waiting.hold_lease(dead.owner, 1.0) == 2
-    assert store.waiting.take(dead.owner, "interactive", "", time.time()) == lost
-    assert store.waiting.take(dead.owner, "interactive", "", time.time()) == started
+    assert store.waiting.take(dead.owner, "bulk", "", time.time()) == lost
+    assert store.waiting.take(dead.owner, "bulk", "", time.time()) == started
     # ...one of which did reach a worker (a task of it opened) before the crash
     store.open_task(started, "attempt:1")
     # When the next dispatcher takes the lease once the dead one's lapses
@@ -130,8 +130,9 @@ def test_a_dispatcher_killed_between_taking_and_sending_is_made_good_by_the_next
     assert heir.run_pass() == 0 and queue.sent == []  # the lease is still the dead one's
     time.sleep(1.1)
     heir.run_pass()
-    # Then it sends the one that never went out, not the one a worker has, and the record is empty
-    assert queue.sent == [lost] and queue.classes == [None]
+    # Then it sends the one that never went out (to its class's queue), not the one a worker has, and the
+    # record is empty
+    assert queue.sent == [lost] and queue.classes == ["bulk"]
     assert store.waiting.stranded(time.time()) == [] and store.waiting.total() == 0
 
 
