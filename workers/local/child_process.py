@@ -33,7 +33,8 @@ LOG_TAIL_CHARS = 2000
 PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
 
 _running: dict[int, Child] = {}
-_running_lock = threading.Lock()
+# Reentrant: a second Ctrl-C's handler lists the children in the thread it interrupted, which may hold it.
+_running_lock = threading.RLock()
 
 
 @dataclass
@@ -116,16 +117,35 @@ def running() -> list[Child]:
         return [c for c in _running.values() if c.process.poll() is None]
 
 
-def kill_all() -> int:
-    """SIGKILL the group of every child still running (a second Ctrl-C); returns how many there were."""
+def kill_all(timeout_s: float = 2.0) -> int:
+    """SIGKILL the group of every child still running (a second Ctrl-C); returns how many there were.
+
+    Called from a signal handler that ends the process: the frame it interrupted may be inside
+    ``Popen.wait`` on one of these children, holding that ``Popen``'s lock, so they are waited for
+    here with ``waitpid`` directly (a ``Popen.wait`` would spin on the lock until its timeout).
+    """
     children = running()
     for child in children:
         child.signal_group(signal.SIGKILL)
-    for child in children:
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.process.wait(timeout=2)
-    _forget(children)
+    deadline = time.monotonic() + timeout_s
+    waiting = [child.process.pid for child in children]
+    while waiting and time.monotonic() < deadline:
+        waiting = [pid for pid in waiting if not _reaped(pid)]
+        if waiting:
+            time.sleep(0.01)
+    with _running_lock:
+        for child in children:
+            if child.process.pid not in waiting:
+                _running.pop(child.process.pid, None)
     return len(children)
+
+
+def _reaped(pid: int) -> bool:
+    """True once child ``pid`` has exited (reaped here, or already by its ``Popen``)."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:
+        return True
 
 
 def _forget(children: list[Child]) -> None:

@@ -6,8 +6,8 @@ thread pool drops the jobs it had not started. ``Shutdown.leave`` then runs the 
 hooks (``on_interrupt``), prints the one line the command set (``farewell``: what was kept, how to
 go on) and ends the process at once: threads still blocked on a model reply are abandoned, not
 waited for. A second signal, or a stop still running ``GRACE_S`` after the first, kills every child
-process still running and ends the process at once, so nothing a command started outlives it by
-more than about 10 s. Errors::
+process still running and ends the process at once (signals after that are ignored: a stop never
+nests in a stop), so nothing a command started outlives it by more than about 10 s. Errors::
 
     Interrupted(signum)   a KeyboardInterrupt: the command was asked to stop (exit code 128 + signum)
 """
@@ -58,6 +58,7 @@ class Shutdown:
         self._hooks: list[Callable[[], None]] = []
         self._previous: dict[int, Any] = {}
         self._said = False
+        self._saying = threading.RLock()  # reentrant: a second signal may land while the line is printed
         self._held = 0
         self._deferred: int | None = None
 
@@ -135,6 +136,11 @@ class Shutdown:
         self._hard_stop(self.signum or signal.SIGTERM, f"stopped at once: still stopping after {GRACE_S:g} s")
 
     def _hard_stop(self, signum: int, why: str) -> NoReturn:
+        # More presses must not nest more stops in this one: each would wait on the same children
+        # again, until the nesting overflowed the stack and the command died with a traceback.
+        if threading.current_thread() is threading.main_thread():
+            for each in STOP_SIGNALS:
+                signal.signal(each, signal.SIG_IGN)
         killed = kill_all()
         detail = f"; {killed} child process(es) killed" if killed else ""
         self._say_once(f"{self._line()} ({why}{detail})")
@@ -148,9 +154,10 @@ class Shutdown:
             return fallback
 
     def _say_once(self, line: str) -> None:
-        if not self._said:
-            self._said = True
-            _say(line)
+        with self._saying:  # the deadline thread and a second signal may both end the command
+            if not self._said:
+                self._said = True
+                _say(line)
 
     def _exit(self, signum: int, *, forced: bool = False) -> NoReturn:
         code = self._exit_code if self._exit_code is not None and not forced else 128 + signum

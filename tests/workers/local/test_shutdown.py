@@ -131,7 +131,7 @@ def test_a_second_ctrl_c_stops_a_batch_at_once(tmp_path: Path) -> None:
     code, stderr, sent = stop_pressing_again(process)
 
     # Then it stops at once, and still leaves nothing behind
-    assert code == 130
+    assert code == 130, stderr
     assert not still_running(stack, sent + STOP_BOUND_S)
     assert "stopped at once on a second signal" in stderr.strip().splitlines()[-1], stderr
 
@@ -215,3 +215,46 @@ def test_a_ctrl_c_during_a_held_block_stops_the_command_when_the_block_ends() ->
     # Then the work is finished first, and the command is interrupted right after it
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "['whole'] True"
+
+
+WAITING_SCRIPT = """
+import sys, time
+from pathlib import Path
+from suture.workers.local import shutdown
+from suture.workers.local.child_process import Child
+
+stop = shutdown.install("test", [])
+child = Child.spawn("sleeper", ["sleep", "60"], Path(sys.argv[1]))
+try:
+    print(child.process.pid, flush=True)
+    while True:
+        time.sleep(0.01)
+except shutdown.Interrupted as exc:
+    with child.process._waitpid_lock:  # where Popen.wait is, stopping a child, between its sleeps
+        time.sleep(30)
+    stop.leave(exc)
+"""
+
+
+def test_ctrl_c_pressed_again_and_again_while_a_child_is_waited_for_stops_at_once(tmp_path: Path) -> None:
+    # Given a command stopping its children, in the middle of waiting for one (its Popen's lock held)
+    process = subprocess.Popen(
+        [sys.executable, "-c", WAITING_SCRIPT, str(tmp_path / "sleeper.log")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    sleeper = int(process.stdout.readline())
+
+    # When Ctrl-C is pressed, then again every 20 ms while it runs
+    code, stderr, sent = stop_pressing_again(process)
+
+    # Then the second press ends it, in one line, its child killed: no press nests another stop in it
+    # (each waited on the locked child again, until the nesting overflowed into a traceback)
+    assert code == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    [line] = stderr.strip().splitlines()
+    assert line.startswith("suture test: interrupted;"), line
+    assert line.endswith("(stopped at once on a second signal; 1 child process(es) killed)"), line
+    assert not still_running([sleeper], sent + STOP_BOUND_S)
