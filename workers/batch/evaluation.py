@@ -184,6 +184,7 @@ def run_eval(
             source=case.text,
             simulated=simulated,
             options=options,
+            priority="bulk",  # a batch of comparisons: its calls never take an interactive budget share
         )
         result = run_inline(spec, policy, callers[run], settings)
         return JobOutcome(policy.name, case.label, run, result, case.expected)

@@ -203,5 +203,10 @@ def _program() -> list[str]:
 
 
 def _say(line: str) -> None:
-    with contextlib.suppress(OSError, ValueError):  # a closed terminal (SIGHUP) cannot be written to
+    try:
         print(line, file=sys.stderr, flush=True)
+    except RuntimeError:  # a signal landed while the command itself printed to stderr: go past its buffer
+        with contextlib.suppress(OSError):
+            os.write(2, f"{line}\n".encode())
+    except (OSError, ValueError):  # a closed terminal (SIGHUP) cannot be written to
+        pass

@@ -13,11 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 
 from suture.config.settings import load_settings
+from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.policy import Policy, Step, load_policy
 from suture.tasks.policy_variants import variants
+from suture.workers.batch.evaluation import load_dataset, run_eval
 from suture.workers.cli import main
+from suture.workers.model.client import ModelClient
 from suture.workers.reports.eval_summary import EvaluationError, JobOutcome, PolicySummary, suggest, summarise
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
@@ -368,3 +372,24 @@ def test_variants_that_coincide_are_listed_once() -> None:
     names = [v.name for v in variants([policy], ["gpt-5-nano"])]
     assert names.count("p~drop2") == 1 and "p~drop3" not in names
     assert "p~drop1" not in names  # a chain cannot start with a surgical step
+
+
+def test_eval_jobs_are_bulk_work(dataset: Path, simulator: Any) -> None:
+    # Given a dataset and the simulator behind the real model client
+    settings = load_settings().model_copy(
+        update={"openai_base_url": simulator(), "openai_api_key": SecretStr("sk-test")}
+    )
+    cases = load_dataset(dataset, settings, questions=3).cases
+    client = ModelClient(settings)
+    classes: list[str] = []
+
+    def recording(call: ModelCall) -> ModelReply:
+        classes.append(call.priority)
+        return client.call(call)
+
+    # When a policy is evaluated over it
+    run = run_eval(cases, [load_policy("default", settings)], recording, settings, simulated=True)
+
+    # Then every model call it made was of the bulk class (the default for suture eval)
+    assert not run.errors and classes
+    assert set(classes) == {"bulk"}

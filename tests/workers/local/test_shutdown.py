@@ -9,6 +9,7 @@ what was kept and how to go on. (`suture up` is checked the same way in test_sta
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shlex
 import signal
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from suture.workers.local import shutdown
 from tests.fixtures.processes import alive, children, still_running, wait_for_children
 
 pytestmark = pytest.mark.integration
@@ -258,3 +260,21 @@ def test_ctrl_c_pressed_again_and_again_while_a_child_is_waited_for_stops_at_onc
     assert line.startswith("suture test: interrupted;"), line
     assert line.endswith("(stopped at once on a second signal; 1 child process(es) killed)"), line
     assert not still_running([sleeper], sent + STOP_BOUND_S)
+
+
+class BusyStream(io.StringIO):
+    """stderr as the frame a signal interrupted left it: inside its own write, its buffer's lock held."""
+
+    def write(self, text: str) -> int:
+        raise RuntimeError("reentrant call inside <_io.BufferedWriter name='<stderr>'>")
+
+
+def test_the_last_line_goes_out_even_when_a_signal_lands_inside_a_print(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # Given a second Ctrl-C that landed while the command itself was printing to stderr
+    monkeypatch.setattr(sys, "stderr", BusyStream())
+    # When the stop says its one line
+    shutdown._say("suture test: interrupted; (stopped at once on a second signal)")
+    # Then the line is written past the busy stream, to the process's stderr
+    assert capfd.readouterr().err == "suture test: interrupted; (stopped at once on a second signal)\n"
