@@ -11,7 +11,7 @@ simulation, not a real model -- and one model worker and one control worker), al
   median of their times to result over the same alone (goal: at most 1.3 x for N = 300 and 3,000);
 - tenants: tenant A's 1,000 bulk jobs, then tenant B's 10: B's ten to result over B's ten alone (goal 1.5 x);
 - throughput: M bulk jobs to completion, jobs per second (median of 3 rounds), with the dispatcher and with it off
-  (``dispatch.enabled: false``: enqueue publishes at once, one FIFO queue, as before), same run (goal: within 5 %);
+  (``dispatch.enabled: false``: enqueue publishes at once, one FIFO queue, as before), same run (goal: at most 5 % below FIFO);
 - FIFO's interactive job behind the smallest backlog, for comparison.
 
 What is left of a backlog once its figure is taken is cancelled (each cancel stores a result; the
@@ -229,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     report["goals"] = {
         "interactive_behind_backlogs_le_1_3": all(e["ratio"] <= 1.3 for e in report["dispatcher"]["behind"]),
         "tenant_b_le_1_5": report["dispatcher"].get("tenants", {}).get("ratio", 99) <= 1.5,
-        "throughput_within_5_percent": abs(on / off - 1) <= 0.05,
+        # The goal is what the dispatcher may cost: at most 5 % below FIFO (faster is no miss).
+        "throughput_at_most_5_percent_below_fifo": on / off >= 0.95,
     }
     Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report, indent=2))

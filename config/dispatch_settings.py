@@ -28,6 +28,9 @@ class DispatchSettings(BaseModel):
     # heartbeat): new bulk jobs go out as started ones end, whatever the model queues hold, so long first
     # calls and CPU-bound repairs overlap instead of coming in waves (0: feed on ready_target alone).
     bulk_jobs_per_slot: float = Field(1.5, ge=0.0, le=100.0)
+    # A batch's last waiting jobs, when no more than this share of that fill, go at once with the jobs in
+    # flight rather than as a small wave after them, on mostly idle slots (0: off).
+    bulk_tail_share: float = Field(0.5, ge=0.0, le=10.0)
     # How often an idle dispatcher looks for interactive jobs waiting (it drains at once otherwise).
     poll_s: float = Field(0.02, gt=0, le=5.0)
     # After a pass that sent nothing, the next full pass (the queues' depth, the jobs in flight: a few

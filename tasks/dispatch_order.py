@@ -19,6 +19,8 @@ Redis or Celery (``suture.workers.runtime.feeder`` applies them):
 - ``FillRamp``: paces that fill. Each job that ends earns ``per_slot`` new ones, so the jobs in
   flight grow as started ones end: a batch starts with what the ready target sends, not with every
   slot's worth at once, and its jobs' ends, spread out, spread its starts.
+- ``tail_fill``: a batch's last few waiting jobs (at most ``tail_share`` of that fill) go with the
+  jobs in flight, not as a small wave after them, which would run on mostly idle slots.
 - ``next_tenant``: smooth weighted round-robin (each waiting tenant gains its weight, the richest is
   served and pays the total): over any window, tenants are served in proportion to their weights, and
   interleaved rather than in runs. A tenant without a configured weight weighs 1.
@@ -127,6 +129,21 @@ def bulk_fill(live_slots: int, per_slot: float, in_flight: int) -> int:
     if live_slots <= 0 or per_slot <= 0:
         return 0
     return max(0, math.ceil(live_slots * per_slot) - in_flight)
+
+
+def tail_fill(live_slots: int, per_slot: float, in_flight: int, waiting: int, tail_share: float) -> int:
+    """How many of a batch's last waiting jobs may go now with the jobs in flight (see module doc).
+
+    When no more than ``tail_share`` of the fill's jobs still wait, they go at once rather than as a
+    small wave of their own after the jobs in flight end (a few jobs alone leave most slots idle for a
+    whole job's time). At most the fill plus that share are then in flight, however jobs trickle in.
+    """
+    if live_slots <= 0 or per_slot <= 0 or tail_share <= 0:
+        return 0
+    target = math.ceil(live_slots * per_slot)
+    if waiting > target * tail_share:
+        return 0
+    return max(0, min(waiting, target + waiting - in_flight))
 
 
 @dataclass

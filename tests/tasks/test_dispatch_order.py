@@ -14,6 +14,7 @@ from suture.tasks.dispatch_order import (
     bulk_slot_limit,
     next_class,
     next_tenant,
+    tail_fill,
     under_share,
 )
 
@@ -153,6 +154,34 @@ def test_bulk_jobs_are_kept_in_flight_in_proportion_to_the_live_bulk_slots(
     live_slots: int, per_slot: float, in_flight: int, more: int
 ) -> None:
     assert bulk_fill(live_slots, per_slot, in_flight) == more
+
+
+@pytest.mark.parametrize(
+    ("in_flight", "waiting", "more"),
+    [
+        (135, 30, 30),  # a batch's last 30 go now, beside the 135 running, not as a wave of 30 after them
+        (135, 67, 67),  # up to half the fill (135 x 0.5 = 67.5)
+        (135, 68, 0),  # more than that wait: the fill and its ramp pace them
+        (150, 30, 15),  # at most fill + waiting in flight
+        (200, 10, 0),  # never negative
+        (0, 5, 5),  # a small batch on an idle cluster
+    ],
+)
+def test_a_batchs_last_few_jobs_go_with_the_jobs_in_flight(in_flight: int, waiting: int, more: int) -> None:
+    assert tail_fill(90, 1.5, in_flight, waiting, 0.5) == more
+
+
+def test_the_tail_keeps_jobs_in_flight_bounded_however_jobs_trickle_in() -> None:
+    # Given a producer that keeps a few bulk jobs waiting at every pass
+    in_flight = 0
+    for _ in range(1000):
+        # When each pass sends what the tail allows (nothing ends meanwhile)
+        in_flight += tail_fill(90, 1.5, in_flight, 3, 0.5)
+    # Then no more than the fill and those few are ever in flight
+    assert in_flight == 135 + 3
+    # ...and turned off, or with no slots known, the tail sends nothing
+    assert tail_fill(90, 1.5, 0, 3, 0.0) == 0
+    assert tail_fill(0, 1.5, 0, 3, 0.5) == 0
 
 
 def test_the_fill_is_earned_by_jobs_that_end_and_never_saved_for_a_burst() -> None:

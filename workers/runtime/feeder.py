@@ -17,7 +17,8 @@ per bulk slot of the live workers (each worker reports its slots with its heartb
 calls then queue behind at most those few new ones, and long first calls overlap the CPU-bound repairs
 of jobs further on instead of the whole batch moving in waves. That fill is paced (``FillRamp``): each
 job that ends earns 1.5 new ones, so a batch starts with what the ready target sends and grows as its
-first jobs end, rather than as one wave of every slot's worth.
+first jobs end, rather than as one wave of every slot's worth. A batch's last few jobs (at most
+``dispatch.bulk_tail_share`` of that fill) go at once, not as a small wave of their own at the end.
 
 A pass that sent nothing is followed by the next after ``dispatch.idle_pass_s`` (0.1 s); meanwhile the
 dispatcher only asks, every ``poll_s`` (20 ms), whether an interactive job waits, and passes at once if
@@ -53,6 +54,7 @@ from suture.tasks.dispatch_order import (
     bulk_fill,
     next_class,
     next_tenant,
+    tail_fill,
 )
 from suture.workers.store.errors import JobNotFound, StoreUnavailable
 from suture.workers.store.job_store import JobStore
@@ -174,7 +176,9 @@ class Feeder:
             return 0
         in_flight = self._waiting.sent_unfinished() if in_flight is None else in_flight
         self._ramp.observe(in_flight)
-        return self._ramp.allowed(bulk_fill(live, per_slot, in_flight))
+        fill = self._ramp.allowed(bulk_fill(live, per_slot, in_flight))
+        waiting = sum(self._waiting.counts()["bulk"].values())
+        return max(fill, tail_fill(live, per_slot, in_flight, waiting, self._settings.bulk_tail_share))
 
     def _sendable(
         self, job_class: PriorityClass, tenants: list[str], room: dict[PriorityClass, list[int]], fill: int

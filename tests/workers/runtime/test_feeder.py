@@ -198,6 +198,26 @@ def test_without_the_workers_slots_bulk_jobs_go_on_the_ready_target_alone(stack:
     assert queue.sent == []
 
 
+def test_a_batchs_last_few_jobs_go_at_once_beside_the_jobs_in_flight(stack: CeleryStack) -> None:
+    # Given a batch's last 3 jobs waiting, the bulk queue full of started jobs' calls, and workers
+    # reporting 4 bulk slots (a fill of 6 jobs in flight, of which a tail of 3)
+    settings = stack.settings
+    jobs = [enqueue("quiz", DOCUMENT, priority="bulk", settings=settings) for _ in range(3)]
+    store, queue = get_store(settings), Queue()
+    queue.common_depth = 50
+    # When the tail is turned off / Then none goes before jobs in flight end (they earn the fill)
+    assert feeder(store, queue, slots=4, ready_target=2, bulk_tail_share=0).run_pass() == 0
+    time.sleep(1.1)  # that dispatcher's lease lapses
+    # When a batch's last few go with the jobs in flight / Then all 3 go at once, not as a wave later
+    tail = feeder(store, queue, slots=4, ready_target=2)
+    assert tail.run_pass() == 3
+    # When more wait than the tail / Then they wait for the fill, as before
+    for _ in range(4):
+        enqueue("quiz", DOCUMENT, priority="bulk", settings=settings)
+    assert tail.run_pass() == 0
+    assert queue.sent == [job.id for job in jobs]
+
+
 class FullBulkQueue(Queue):
     """A model queue whose bulk side holds its ready target, the interactive side nothing; counts its reads."""
 
