@@ -174,10 +174,11 @@ class Feeder:
         if live <= 0:
             self._ramp.stop()
             return 0
-        in_flight = self._waiting.sent_unfinished() if in_flight is None else in_flight
+        counts = self._waiting.counts()  # read once: the jobs in flight and the tail both need it
+        in_flight = self._waiting.sent_unfinished(counts) if in_flight is None else in_flight
         self._ramp.observe(in_flight)
         fill = self._ramp.allowed(bulk_fill(live, per_slot, in_flight))
-        waiting = sum(self._waiting.counts()["bulk"].values())
+        waiting = sum(counts["bulk"].values())
         return max(fill, tail_fill(live, per_slot, in_flight, waiting, self._settings.bulk_tail_share))
 
     def _sendable(

@@ -148,13 +148,14 @@ class WaitingJobs:
             counts[job_class][tenant] = int(length)
         return counts
 
-    def sent_unfinished(self) -> int:
-        """Jobs sent to the workers and not finished yet: the unfinished jobs less those still waiting."""
+    def sent_unfinished(self, counts: dict[PriorityClass, dict[str, int]] | None = None) -> int:
+        """Jobs sent to the workers and not finished yet: the unfinished jobs less those still waiting
+        (``counts``: the waiting counts just read, if the caller has them)."""
         pipe = self._r.pipeline(transaction=False)
         pipe.zcard(self._keys.deadlines())
         pipe.zcard(self.dispatching_key())
         unfinished, dispatching = guarded(pipe.execute)
-        waiting = sum(sum(per.values()) for per in self.counts().values())
+        waiting = sum(sum(per.values()) for per in (counts or self.counts()).values())
         return max(0, int(unfinished) - int(dispatching) - waiting)
 
     def total(self) -> int:
