@@ -37,6 +37,8 @@ check: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/deptry .
 	$(BIN)/lint-imports --no-logo
+	@# Module and function sizes are a reading guide: reported here, never a failure.
+	$(BIN)/python tools/sizes.py
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

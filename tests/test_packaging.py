@@ -1,4 +1,4 @@
-"""A regular (not editable) install exposes one import name, ``suture``, beside an app's own packages.
+"""A regular install from the sdist exposes one import name, ``suture``, beside an app's own packages.
 
 The web app of the README has its own ``config`` and ``tasks`` packages (the usual Django layout);
 suture must install and import next to them without shadowing or being shadowed.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -27,8 +28,24 @@ print(suture.config.settings.__file__)
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """suture installed with ``pip install .`` (a wheel built from this tree) into a fresh target folder."""
+def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source distribution built from this tree, as a release would build it."""
+    out = tmp_path_factory.mktemp("dist")
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), "."],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (archive,) = out.glob("suture-*.tar.gz")
+    return archive
+
+
+@pytest.fixture(scope="module")
+def installed(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """suture installed with pip from its sdist (a wheel built from the sdist) into a fresh target folder."""
     target = tmp_path_factory.mktemp("site-packages")
     done = subprocess.run(
         [
@@ -41,7 +58,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--no-compile",
             "--target",
             str(target),
-            ".",
+            str(sdist),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -50,6 +67,21 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return target
+
+
+def test_the_sdist_carries_the_package_and_licence_but_no_tests(sdist: Path) -> None:
+    # When the sdist's members are listed
+    with tarfile.open(sdist) as archive:
+        names = {
+            Path(name).relative_to(f"{sdist.name.removesuffix('.tar.gz')}").as_posix()
+            for name in archive.getnames()
+            if "/" in name
+        }
+
+    # Then it holds the licence and the one package, and no test (they run from a checkout)
+    assert {"LICENSE", "README.md", "pyproject.toml", "suture/__init__.py"} <= names
+    assert {"suture/workers/producer.py", "suture/config/defaults.yaml"} <= names
+    assert not [name for name in names if name.startswith("tests/")]
 
 
 def test_only_suture_is_installed(installed: Path) -> None:
