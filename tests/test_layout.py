@@ -8,15 +8,12 @@ sizes are a reading guide that `make check` reports (tools/sizes.py) and never a
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("config", "contracts", "tasks", "workers", "suture")
