@@ -8,11 +8,12 @@ Each key is documented in config/defaults.yaml.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 QuestionKind = Literal["single", "multiple", "true_false"]
+QUESTION_KINDS: tuple[QuestionKind, ...] = get_args(QuestionKind)
 Difficulty = Literal["easy", "medium", "hard"]
 # The languages a quiz can be asked in (ISO 639-1), with "auto": the document's own, detected.
 LANGUAGES = ("en", "fr", "de", "es", "it", "pt", "nl")

@@ -10,9 +10,9 @@ questions; the strict schema (``strict_schema``) lists them as required, as Open
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field
+
+from suture.config.quiz_settings import QuestionKind
 
 
 class Question(BaseModel):
@@ -20,7 +20,7 @@ class Question(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["single", "multiple", "true_false"] = Field(
+    kind: QuestionKind = Field(
         "single",
         description="single: one correct option; multiple: several correct options; true_false: True/False.",
     )

@@ -6,12 +6,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from suture.config.quiz_settings import Difficulty, QuestionKind
+from suture.contracts.quiz_params import MAX_QUESTIONS
 from suture.contracts.registry import contract_names
+from suture.tasks.dispatch_order import PriorityClass
+from suture.tasks.vocabulary import JobStatus
 
 JOB_ID_PATTERN = r"^[0-9a-f]{32}$"
-MAX_QUESTIONS = 200
 MAX_FEEDBACK_CHARS = 4000
-Status = Literal["queued", "running", "delivered", "soft_delivered", "refused", "failed", "cancelled"]
 
 
 class JobRequest(BaseModel):
@@ -32,11 +34,11 @@ class JobRequest(BaseModel):
         description="An https URL the result is POSTed to, signed per Standard Webhooks",
         max_length=2048,
     )
-    priority: Literal["interactive", "bulk"] = Field(
+    priority: PriorityClass = Field(
         "interactive", description="The job's class: interactive jobs reach the workers before bulk ones"
     )
     # The quiz's teaching knobs (none given: the settings' quiz.*); stored with the job.
-    question_kinds: list[Literal["single", "multiple", "true_false"]] | None = Field(
+    question_kinds: list[QuestionKind] | None = Field(
         None, min_length=1, max_length=3, description="Question kinds, each question one of them"
     )
     language: str | None = Field(
@@ -44,7 +46,7 @@ class JobRequest(BaseModel):
         max_length=8,
         description="auto (the document's language, detected) or en, fr, de, es, it, pt, nl",
     )
-    difficulty: Literal["easy", "medium", "hard"] | None = Field(None, description="Prompt guidance")
+    difficulty: Difficulty | None = Field(None, description="Prompt guidance")
     audience: str | None = Field(None, max_length=200, description="Who the quiz is for (prompt guidance)")
 
     def knobs(self) -> dict[str, Any]:
@@ -63,21 +65,21 @@ class JobUpload(BaseModel):
     questions: int | None = Field(None, ge=1, le=MAX_QUESTIONS)
     policy: str | None = Field(None, max_length=200)
     callback: str | None = Field(None, max_length=2048)
-    priority: Literal["interactive", "bulk"] = Field("interactive", description="The job's class")
+    priority: PriorityClass = Field("interactive", description="The job's class")
 
 
 class JobAccepted(BaseModel):
     """A job accepted for processing; poll ``Location`` for its status and result."""
 
     job_id: str
-    status: Status
+    status: JobStatus
 
 
 class JobView(BaseModel):
     """A job's status, and its result once it has finished (the result schema of `suture result`)."""
 
     job_id: str
-    status: Status
+    status: JobStatus
     result: dict[str, Any] | None = Field(
         None, description="The result (status, output, failures, attempts, usage, cost_usd, ...)"
     )

@@ -24,10 +24,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["single", "multiple", "true_false"]
-KINDS: tuple[Kind, ...] = ("single", "multiple", "true_false")
+from suture.config.quiz_settings import QUESTION_KINDS, QuestionKind
+
+Kind = QuestionKind
+KINDS: tuple[Kind, ...] = QUESTION_KINDS
 QUIZZES = "quizzes.jsonl"
 
 

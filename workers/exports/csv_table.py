@@ -14,7 +14,7 @@ import csv
 import io
 from string import ascii_lowercase, ascii_uppercase
 
-from suture.workers.exports.bank import Catalogue
+from suture.workers.exports.bank import KINDS, Catalogue
 from suture.workers.exports.formats import ExportFormat
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -53,6 +53,6 @@ FORMAT = ExportFormat(
     name="csv",
     description="CSV, one row per question",
     suffix=".csv",
-    kinds=frozenset({"single", "multiple", "true_false"}),
+    kinds=frozenset(KINDS),
     render=render,
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from html import escape
 
-from suture.workers.exports.bank import Bank, BankQuestion, Catalogue, one_line
+from suture.workers.exports.bank import KINDS, Bank, BankQuestion, Catalogue, one_line
 from suture.workers.exports.feedback import SIMULATION_NOTICE, general_feedback_html
 from suture.workers.exports.formats import ExportFormat, category_path, share_percent
 
@@ -57,6 +57,6 @@ FORMAT = ExportFormat(
     name="gift",
     description="GIFT (Moodle's text format)",
     suffix=".gift",
-    kinds=frozenset({"single", "multiple", "true_false"}),
+    kinds=frozenset(KINDS),
     render=render,
 )

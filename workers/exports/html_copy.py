@@ -9,7 +9,7 @@ from __future__ import annotations
 from html import escape
 from string import ascii_uppercase
 
-from suture.workers.exports.bank import Bank, BankQuestion, Catalogue
+from suture.workers.exports.bank import KINDS, Bank, BankQuestion, Catalogue
 from suture.workers.exports.feedback import SIMULATION_NOTICE
 from suture.workers.exports.formats import ExportFormat
 
@@ -59,6 +59,6 @@ FORMAT = ExportFormat(
     name="html",
     description="a printable review copy (HTML)",
     suffix=".html",
-    kinds=frozenset({"single", "multiple", "true_false"}),
+    kinds=frozenset(KINDS),
     render=render,
 )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from suture.tasks.calls import ModelCall, ModelReply
+from suture.tasks.vocabulary import StepOutcome
 from suture.workers.flow.batch_rounds import AWAITING, BatchRounds, goes_through_batch
 from suture.workers.flow.executions import Execution
 from suture.workers.flow.job_flow import Flow
@@ -57,14 +58,14 @@ class BatchFlow(Flow):
         self._local = threading.local()
         self.caller = self._routed(self.caller)
 
-    def _attempt(self, run: Execution, n: int) -> str:
+    def _attempt(self, run: Execution, n: int) -> StepOutcome:
         with self._step(run.job_id, n, None):
             try:
                 return super()._attempt(run, n)
             except AwaitingBatch:
                 return AWAITING
 
-    def _slice(self, run: Execution, n: int, pointer: str) -> str:
+    def _slice(self, run: Execution, n: int, pointer: str) -> StepOutcome:
         with self._step(run.job_id, n, pointer):
             try:
                 return super()._slice(run, n, pointer)

@@ -35,6 +35,7 @@ from suture.config.settings import Settings
 from suture.tasks.batch_mode import custom_id, through_batch
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.dispatch_order import PriorityClass
+from suture.tasks.vocabulary import FlowOutcome
 from suture.workers.model.batch_client import ENDPOINT, BatchApiError, BatchView
 from suture.workers.model.batch_results import read_results
 from suture.workers.model.wire import request_body
@@ -42,7 +43,7 @@ from suture.workers.store.batch_lines import ANSWERED, BatchLines
 
 log = logging.getLogger(__name__)
 
-AWAITING = "awaiting_batch"
+AWAITING = FlowOutcome.AWAITING_BATCH
 # A round whose batch cannot be created this many times in a row ends its lines as failed calls.
 MAX_SUBMIT_TRIES = 5
 

@@ -31,6 +31,7 @@ from suture.tasks.causes import GiveUpCause, ending
 from suture.tasks.job import Finish, JobState, UnreadableSpec
 from suture.tasks.spec import JobSpec
 from suture.tasks.trace import build_result
+from suture.tasks.vocabulary import FlowOutcome, StepOutcome
 from suture.workers.flow.observer import SILENT, Observer
 from suture.workers.flow.planner import Planner
 from suture.workers.store.job_store import JobNotFound, JobRecord, JobStore
@@ -41,7 +42,7 @@ from suture.workers.webhooks.targets import is_url
 log = logging.getLogger(__name__)
 
 # What a delivery returns when the job had ended before it (a redelivered or duplicate task).
-ALREADY_ENDED = "already_ended"
+ALREADY_ENDED = FlowOutcome.ALREADY_ENDED
 
 
 class CallbackSender(Protocol):
@@ -62,7 +63,9 @@ class Delivery:
     sender: CallbackSender
     observer: Observer = SILENT
 
-    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> str:
+    def deliver(
+        self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None
+    ) -> StepOutcome:
         """Store the final result once, report it, and fire the callback once (``suture.deliver``).
 
         ``cause`` gives the job up (``deadline``: the reason is written here, from the job's own deadline).
@@ -71,7 +74,7 @@ class Delivery:
             record = self.store.load(job_id)
         except JobNotFound:  # expired from Redis: nothing to deliver, stop watching it
             self.store.watchlist.forget(job_id)
-            return "gone"
+            return FlowOutcome.GONE
         if cause == "deadline" and give_up is None and record.result is None:
             give_up = self._deadline_reason(record)
         if give_up is not None and cause is None:
@@ -95,7 +98,7 @@ class Delivery:
         give_up: str | None = None,
         finish: Finish | None = None,
         cause: GiveUpCause | None = None,
-    ) -> str:
+    ) -> StepOutcome:
         """Deliver ``record``'s job; a task that holds the job's state and finish passes them in.
 
         Returns the job's ending if this call stored its result, else ``already_ended``.
@@ -103,7 +106,7 @@ class Delivery:
         job_id = record.job_id
         result = record.result
         finished_before = result is not None
-        outcome = ALREADY_ENDED
+        outcome: StepOutcome = ALREADY_ENDED
         if result is None:
             try:
                 state = state or self._state(record, give_up)
@@ -131,14 +134,14 @@ class Delivery:
             log.warning("job %s: its stored state cannot be read; giving it up without it", record.job_id)
             return self.planner.state(dataclasses.replace(record, state=None))
 
-    def save_and_deliver(self, record: JobRecord, n: int, state: JobState, finish: Finish) -> str:
+    def save_and_deliver(self, record: JobRecord, n: int, state: JobState, finish: Finish) -> StepOutcome:
         """Apply attempt ``n`` and deliver the job in one atomic write, as most jobs end.
 
         Returns the job's ending, or ``duplicate`` if the attempt was applied, or the job ended, before.
         """
         result = self.final_result(record, state, None, finish)
         if not self.store.save_and_deliver(record.job_id, n - 1, state.model_dump(mode="json"), result):
-            return "duplicate"  # another delivery of this task applied it first and delivered
+            return FlowOutcome.DUPLICATE  # another delivery of this task applied it first and delivered
         if state.attempts:
             self.observer.attempt_done(record, state.attempts[-1], late=False)
         self.observer.ended(record, state, result)
@@ -167,7 +170,7 @@ class Delivery:
         result["round"] = record.round
         return result
 
-    def _unreadable(self, record: JobRecord, exc: UnreadableSpec) -> str:
+    def _unreadable(self, record: JobRecord, exc: UnreadableSpec) -> StepOutcome:
         """Fail a job whose stored spec this worker cannot read (a newer ``spec_version``), once."""
         result = build_result(
             job_id=record.job_id, status="failed", reason=str(exc), output=None, failures=[],

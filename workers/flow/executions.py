@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from suture.tasks.vocabulary import FlowOutcome, StepOutcome
 from suture.workers.store.job_store import JobStore, StoreError
 from suture.workers.store.records import TaskOpening
 
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 
 # Outcomes of an execution that did its work: its task is applied, so it never reaches the cap again.
 # An execution that ended its job (returns the job's ending, e.g. "delivered") applied its work too.
-APPLIED = frozenset({"applied", "stored", "delivered", "soft_delivered", "refused", "cancelled"})
+APPLIED = frozenset({"applied", FlowOutcome.STORED, "delivered", "soft_delivered", "refused", "cancelled"})
 
 
 def applied(outcome: str) -> bool:
@@ -65,7 +66,7 @@ class Executions:
             execution.job_id, execution.task_key, token=execution.token, n=n, pointer=pointer, slices=slices
         )
 
-    def run(self, execution: Execution, step: Callable[[], str]) -> str:
+    def run(self, execution: Execution, step: Callable[[], StepOutcome]) -> StepOutcome:
         """Run ``step`` (one execution); unless it applied its work, it no longer counts as unfinished."""
         try:
             outcome = step()

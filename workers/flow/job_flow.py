@@ -27,6 +27,7 @@ from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
 from suture.tasks.dispatch_order import PriorityClass
 from suture.tasks.job import Finish, JobState, RunFix, RunFull, RunSurgical
+from suture.tasks.vocabulary import FlowOutcome, StepOutcome
 from suture.workers.flow import late
 from suture.workers.flow.delivery import ALREADY_ENDED, Delivery
 from suture.workers.flow.executions import Execution, Executions
@@ -96,12 +97,12 @@ class Flow:
         return Executions(self.store, self.settings.worker.max_redeliveries)
 
     # -- suture.attempt ---------------------------------------------------------------------
-    def attempt(self, job_id: str, n: int, token: str | None = None) -> str:
+    def attempt(self, job_id: str, n: int, token: str | None = None) -> StepOutcome:
         """Run full attempt ``n`` (or whatever the engine asks next) and apply it once."""
         run = Execution.start(job_id, f"attempt:{n}", token)
         return self.executions.run(run, lambda: self._attempt(run, n))
 
-    def _attempt(self, run: Execution, n: int) -> str:
+    def _attempt(self, run: Execution, n: int) -> StepOutcome:
         opening = self._open(run)
         record = opening.record
         stop = self._done_already(run, opening, n)
@@ -113,7 +114,7 @@ class Flow:
             return self._save_and_advance(record, n, engine.apply_fix(state, action))
         if not isinstance(action, RunFull) or action.n != n:
             ended = self._dispatch(record, state, action)
-            return ended if ended not in (None, ALREADY_ENDED) else "redirected"
+            return ended if ended not in (None, ALREADY_ENDED) else FlowOutcome.REDIRECTED
         self.observer.running(
             Progress.of(state, action.step_index, n, f"attempt {n}: full, {action.call.model}")
         )
@@ -122,24 +123,24 @@ class Flow:
         return self._save_and_advance(record, n, new_state)
 
     # -- suture.surgical_slice --------------------------------------------------------------
-    def surgical_slice(self, job_id: str, n: int, pointer: str, token: str | None = None) -> str:
+    def surgical_slice(self, job_id: str, n: int, pointer: str, token: str | None = None) -> StepOutcome:
         """Regenerate one slice of surgical attempt ``n``; the last slice in schedules the merge."""
         run = Execution.start(job_id, f"slice:{n}:{pointer}", token)
         return self.executions.run(run, lambda: self._slice(run, n, pointer))
 
-    def _slice(self, run: Execution, n: int, pointer: str) -> str:
+    def _slice(self, run: Execution, n: int, pointer: str) -> StepOutcome:
         job_id = run.job_id
         opening = self._open(run, n=n, pointer=pointer)
         record = opening.record
         if record.finished or record.version >= n:
-            return "finished"
+            return FlowOutcome.FINISHED
         action = self.planner.surgical_action(record, n)
         if action is None or pointer not in action.calls:
-            return "stale"
+            return FlowOutcome.STALE
         reply: dict[str, Any] | None = None
         if not opening.slice_stored:
             if self._poisoned(run, opening.unfinished):
-                return "poisoned"
+                return FlowOutcome.POISONED
             doing = f"attempt {n}: slice {pointer} of {len(action.calls)}, {action.model}"
             self.observer.running(Progress(job_id, action.step_index, n, len(action.calls), doing))
             reply = self.caller(action.calls[pointer]).model_dump(mode="json")
@@ -149,15 +150,15 @@ class Flow:
         # claimed it may have died before publishing, and the merge itself applies only once.
         if outcome.merge_claimed or (complete and not outcome.stored):
             self.dispatcher.merge(job_id, n)
-        return "stored" if outcome.stored else "duplicate"
+        return FlowOutcome.STORED if outcome.stored else FlowOutcome.DUPLICATE
 
     # -- suture.merge -----------------------------------------------------------------------
-    def merge(self, job_id: str, n: int, token: str | None = None) -> str:
+    def merge(self, job_id: str, n: int, token: str | None = None) -> StepOutcome:
         """Splice the slices of surgical attempt ``n`` into the state once, then go on."""
         run = Execution.start(job_id, f"merge:{n}", token)
         return self.executions.run(run, lambda: self._merge(run, n))
 
-    def _merge(self, run: Execution, n: int) -> str:
+    def _merge(self, run: Execution, n: int) -> StepOutcome:
         opening = self._open(run, n=n, slices=True)
         record = opening.record
         if record.finished and record.version < n:
@@ -168,13 +169,15 @@ class Flow:
         action = self.planner.surgical_action(record, n)
         stored = opening.slices
         if action is None or set(stored) != set(action.calls):
-            return "incomplete"
+            return FlowOutcome.INCOMPLETE
         replies = {pointer: ModelReply.model_validate(stored[pointer]) for pointer in action.calls}
         new_state = engine.apply_surgical(self.planner.state(record), action, replies)
         return self._save_and_advance(record, n, new_state)
 
     # -- suture.deliver ---------------------------------------------------------------------
-    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> str:
+    def deliver(
+        self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None
+    ) -> StepOutcome:
         """Store the final result once, report it, and fire the callback once; returns how the job ended."""
         return self.delivery.deliver(job_id, give_up=give_up, cause=cause)
 
@@ -226,7 +229,7 @@ class Flow:
         self._dispatch(record, state, action)
 
     # -- internals ---------------------------------------------------------------------------
-    def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> str:
+    def _save_and_advance(self, record: JobRecord, n: int, state: JobState) -> StepOutcome:
         action = self.planner.next(state, record)
         if isinstance(action, Finish):
             outcome = self.delivery.save_and_deliver(record, n, state, action)
@@ -237,12 +240,12 @@ class Flow:
         surgical = (action.n, action.model_dump(mode="json")) if isinstance(action, RunSurgical) else None
         if not self.store.save_state(record.job_id, n - 1, state.model_dump(mode="json"), action=surgical):
             late.count_if_late(self.store, self.observer, record.job_id, n, state)
-            return "duplicate"  # another delivery of this task applied it first and moves on
+            return FlowOutcome.DUPLICATE  # another delivery of this task applied it first and moves on
         self.observer.attempt_done(record, state.attempts[-1], late=False)
         self._dispatch(record, state, action, action_stored=True)
-        return "applied"
+        return FlowOutcome.APPLIED
 
-    def _done_already(self, run: Execution, opening: TaskOpening, n: int) -> str | None:
+    def _done_already(self, run: Execution, opening: TaskOpening, n: int) -> StepOutcome | None:
         """The outcome of a step ``n`` that must not run: the job finished, ``n`` applied, or a poison."""
         record = opening.record
         if record.finished:  # maybe delivered by this task before a crash: make sure the callback went
@@ -250,18 +253,18 @@ class Flow:
         if record.version >= n:
             return self._redelivered(record, n)
         if self._poisoned(run, opening.unfinished):
-            return "poisoned"
+            return FlowOutcome.POISONED
         return None
 
-    def _redelivered(self, record: JobRecord, n: int) -> str:
+    def _redelivered(self, record: JobRecord, n: int) -> StepOutcome:
         if record.version == n:  # applied, but the next task may never have been published
             state = self.planner.state(record)
             self._dispatch(record, state, self.planner.next(state, record))
-        return "duplicate"
+        return FlowOutcome.DUPLICATE
 
     def _dispatch(
         self, record: JobRecord, state: JobState, action: Action, *, action_stored: bool = False
-    ) -> str | None:
+    ) -> StepOutcome | None:
         """Send what comes after ``state`` (``record`` is the job as read before it, undelivered).
 
         A surgical action is stored before its slices go out, unless the caller stored it already.

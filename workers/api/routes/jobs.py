@@ -6,7 +6,7 @@ Redis calls run in the server's thread pool. Errors are problems (``suture.worke
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from pydantic import BaseModel, ValidationError
@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from suture.config.settings import Settings
+from suture.tasks.dispatch_order import PriorityClass
 from suture.workers import producer
 from suture.workers.api.auth import Caller
 from suture.workers.api.context import BEARER, api_caller, service
@@ -61,7 +62,7 @@ class _UploadFields(BaseModel):
     questions: int | None = None
     policy: str | None = None
     callback: str | None = None
-    priority: Literal["interactive", "bulk"] = "interactive"
+    priority: PriorityClass = "interactive"
 
 
 @router.post(
