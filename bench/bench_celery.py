@@ -71,8 +71,9 @@ def job_calls(settings: Any) -> tuple[Any, dict[str, Any]]:
     """A model client and the calls of one bench job, as the engine builds them: ``full`` and, if the
     model's first reply leaves failures, the surgical round's slices ``0``, ``1``, ... (pointer order)."""
     from suture.tasks import engine
-    from suture.tasks.job import EngineOptions, JobSpec, RunFull, RunSurgical
+    from suture.tasks.job import RunFull, RunSurgical
     from suture.tasks.policy import load_policy
+    from suture.tasks.spec import EngineOptions, JobSpec
     from suture.workers.model.client import ModelClient
 
     client = ModelClient(settings)

@@ -28,9 +28,10 @@ from typing import Any
 from bench import machine, write_section
 from suture.config.settings import Settings, load_settings
 from suture.contracts.registry import get_contract
-from suture.tasks.engine import EngineOptions, JobSpec, RunFull, RunSurgical, apply_full, next_action, start
+from suture.tasks.engine import RunFull, RunSurgical, apply_full, next_action, start
 from suture.tasks.policy import Policy, Step, StepContext, load_policy
 from suture.tasks.runner import run_inline
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.tasks.surgery import enclosing_item
 from suture.workers.model.client import ModelClient
 from suture.workers.simulator import start_simulator

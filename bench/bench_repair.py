@@ -33,9 +33,9 @@ from bench.repair_corpus import corpus
 from bench.repair_report import PolicyFigures, figures, render
 from suture.config.settings import Settings, load_settings
 from suture.contracts.registry import resolve_params
-from suture.tasks.engine import EngineOptions, JobSpec
 from suture.tasks.policy import Policy, load_policy
 from suture.tasks.runner import run_inline
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.workers.batch.evaluation import SeededCaller
 from suture.workers.model.client import ModelClient
 from suture.workers.simulator import start_simulator

@@ -6,11 +6,9 @@ The public API a web app or a contract author needs, and nothing else::
     from suture import ProducerError, InvalidJob, JobNotFound   # ... and what they raise
     from suture import Contract, Failure                        # contract authors
 
-Every error the producer API raises is a ``ProducerError`` (``suture.workers.errors`` draws the
-hierarchy): ``InvalidJob`` (and its kinds ``UnknownContract``, ``UnknownPolicy``, ``InvalidPolicy``,
-``InvalidParams``, ``UnusableInput``, ``InputTooLarge``) for a job no worker could run (nothing is
-stored), ``JobNotFound``, ``JobTimeout``, ``NotResumable``, ``BrokerUnavailable``, ``StoreUnavailable``,
-``NoBrokerConfigured``.
+Every error the producer API raises is a ``ProducerError``; ``suture.workers.errors`` draws the
+hierarchy and lists the public errors once (its ``__all__``), which this module exports as they are
+(they load nothing but the standard library), with ``NoBrokerConfigured``.
 
 The repository's top-level folders ``contracts/``, ``tasks/``, ``workers/`` and ``config/`` are the
 subpackages ``suture.contracts``, ``suture.tasks``, ``suture.workers`` and ``suture.config``
@@ -24,67 +22,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from suture.workers import errors as _errors
+from suture.workers.errors import *  # noqa: F403 - the public errors, listed once in their module
+
 if TYPE_CHECKING:
     from suture.contracts.contract import Contract
     from suture.contracts.failure import Failure
-    from suture.workers.errors import (
-        BrokerUnavailable,
-        IdempotencyConflict,
-        InputTooLarge,
-        InvalidJob,
-        InvalidParams,
-        InvalidPolicy,
-        JobNotFound,
-        JobTimeout,
-        NotResumable,
-        ProducerError,
-        StoreUnavailable,
-        UnknownContract,
-        UnknownPolicy,
-        UnusableInput,
-    )
     from suture.workers.local.errors import NoBrokerConfigured
     from suture.workers.producer import JobHandle, cancel, enqueue, get_job
-
-_ERRORS = (
-    "BrokerUnavailable",
-    "IdempotencyConflict",
-    "InputTooLarge",
-    "InvalidJob",
-    "InvalidParams",
-    "InvalidPolicy",
-    "JobNotFound",
-    "JobTimeout",
-    "NotResumable",
-    "ProducerError",
-    "StoreUnavailable",
-    "UnknownContract",
-    "UnknownPolicy",
-    "UnusableInput",
-)
-__all__ = [
-    "BrokerUnavailable",
-    "Contract",
-    "Failure",
-    "IdempotencyConflict",
-    "InputTooLarge",
-    "InvalidJob",
-    "InvalidParams",
-    "InvalidPolicy",
-    "JobHandle",
-    "JobNotFound",
-    "JobTimeout",
-    "NoBrokerConfigured",
-    "NotResumable",
-    "ProducerError",
-    "StoreUnavailable",
-    "UnknownContract",
-    "UnknownPolicy",
-    "UnusableInput",
-    "cancel",
-    "enqueue",
-    "get_job",
-]
 
 _HOMES = {
     "enqueue": "suture.workers.producer",
@@ -93,9 +38,10 @@ _HOMES = {
     "JobHandle": "suture.workers.producer",
     "Contract": "suture.contracts.contract",
     "Failure": "suture.contracts.failure",
-    **dict.fromkeys(_ERRORS, "suture.workers.errors"),
     "NoBrokerConfigured": "suture.workers.local.errors",
 }
+__all__ = ["Contract", "Failure", "JobHandle", "NoBrokerConfigured", "cancel", "enqueue", "get_job"]
+__all__ += _errors.__all__
 
 
 def __getattr__(name: str) -> Any:

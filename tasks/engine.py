@@ -47,9 +47,7 @@ from suture.tasks.fixing import apply_fix, plan_fix
 from suture.tasks.job import (
     Action,
     EngineError,
-    EngineOptions,
     Finish,
-    JobSpec,
     JobState,
     RunFix,
     RunFull,
@@ -60,6 +58,7 @@ from suture.tasks.job import (
 from suture.tasks.planning import estimate_cost_usd, plan_full, plan_surgical
 from suture.tasks.policy import Policy
 from suture.tasks.recording import full_record, surgical_record
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.tasks.targeted import next_targeted
 from suture.tasks.trace import SkipRecord, build_result
 from suture.tasks.transitions import (

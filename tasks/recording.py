@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from suture.tasks.calls import ModelReply, Usage
-from suture.tasks.job import EngineOptions, RunFull, RunSurgical
+from suture.tasks.job import RunFull, RunSurgical
+from suture.tasks.spec import EngineOptions
 from suture.tasks.surgery import read_slice_reply
 from suture.tasks.trace import AttemptRecord, SliceRecord
 

@@ -16,7 +16,6 @@ from suture.contracts.examples import AcceptedOutput
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.engine import (
     Finish,
-    JobSpec,
     JobState,
     RunFix,
     RunFull,
@@ -28,6 +27,7 @@ from suture.tasks.engine import (
     start,
 )
 from suture.tasks.policy import Policy
+from suture.tasks.spec import JobSpec
 
 Caller = Callable[[ModelCall], ModelReply]
 ResultCallback = Callable[[dict[str, Any]], None]

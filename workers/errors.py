@@ -29,6 +29,25 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+# The public errors, listed once: ``suture`` exports exactly these (and NoBrokerConfigured).
+__all__ = [
+    "BrokerUnavailable",
+    "IdempotencyConflict",
+    "InputTooLarge",
+    "InvalidJob",
+    "InvalidParams",
+    "InvalidPolicy",
+    "JobNotFound",
+    "JobTimeout",
+    "NotResumable",
+    "ProducerError",
+    "StoreError",
+    "StoreUnavailable",
+    "UnknownContract",
+    "UnknownPolicy",
+    "UnusableInput",
+]
+
 
 class ProducerError(Exception):
     """Base of the producer API's errors."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from suture.config.settings import ModelPrice
 from suture.tasks.calls import ModelReply, Usage
-from suture.tasks.engine import EngineOptions, JobSpec
+from suture.tasks.spec import EngineOptions, JobSpec
 
 PLACES = ["Alpha", "Bravo", "Delta", "Gamma", "Kappa", "Sigma", "Omega", "Theta"]
 PRICES = {

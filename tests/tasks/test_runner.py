@@ -10,9 +10,9 @@ import pytest
 
 from suture.config.settings import Settings, load_settings
 from suture.contracts.registry import get_contract
-from suture.tasks.engine import EngineOptions, JobSpec
 from suture.tasks.policy import load_policy
 from suture.tasks.runner import run_inline
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.workers.model.client import ModelClient
 from tests.fixtures.scripted_model import document, quiz
 

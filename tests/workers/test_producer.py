@@ -18,9 +18,9 @@ import pytest
 import redis
 
 from suture.config.settings import Settings
+from suture.workers.errors import JobNotFound
 from suture.workers.producer import BrokerUnavailable, InvalidJob, JobTimeout, enqueue, get_job
 from suture.workers.runtime.app import CeleryConfigError, check_time_limits, configure
-from suture.workers.store.job_store import JobNotFound
 from tests.fixtures.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.redis_server import RedisServer, free_port
 from tests.fixtures.workers import REPO, CeleryStack

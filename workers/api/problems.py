@@ -18,13 +18,13 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from suture.workers.documents.errors import UnreadableDocument
+from suture.workers.errors import JobNotFound, StoreUnavailable
 from suture.workers.producer import (
     BrokerUnavailable,
     IdempotencyConflict,
     InvalidJob,
     NotResumable,
 )
-from suture.workers.store.job_store import JobNotFound, StoreUnavailable
 
 log = logging.getLogger(__name__)
 

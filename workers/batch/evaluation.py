@@ -33,9 +33,9 @@ from suture.config.settings import Settings
 from suture.contracts.errors import ContractError
 from suture.contracts.registry import contract_class, resolve_params
 from suture.tasks.calls import ModelCall, ModelReply
-from suture.tasks.engine import EngineOptions, JobSpec
 from suture.tasks.policy import Policy
 from suture.tasks.runner import run_inline
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.tasks.vocabulary import FinalStatus
 from suture.workers.documents import DocumentError, InputIssue, Section, iter_documents
 from suture.workers.reports.eval_summary import JobOutcome, PolicySummary, summarise

@@ -25,12 +25,12 @@ from typing import Any
 from suture.config.settings import Settings
 from suture.contracts.failure import Failure
 from suture.contracts.registry import build_contract
-from suture.tasks.engine import EngineError, JobSpec, JobState, resume
+from suture.tasks.engine import EngineError, JobState, resume
 from suture.tasks.job import Standing
 from suture.tasks.policy import PolicyError, load_policy
 from suture.tasks.policy_choice import policy_name
 from suture.tasks.runner import Caller, drive
-from suture.tasks.spec import EngineOptions
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.tasks.trace import AttemptRecord
 from suture.workers.batch.kept import QUIZZES, read_quiz_lines
 from suture.workers.batch.ledger import Entry, LedgerWriter, quiz_sha256, read_ledger

@@ -38,10 +38,10 @@ from suture.workers.cli.batch_args import batch_options, check_args, questions_a
 from suture.workers.cli.batch_dry_run import print_dry_run
 from suture.workers.cli.common import add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
+from suture.workers.errors import StoreError
 from suture.workers.local import discovery, shutdown
 from suture.workers.local.stack import LocalStack, StackError
 from suture.workers.output_folder import OutputFolderError
-from suture.workers.store.job_store import StoreError
 
 
 def register(subparsers: Any) -> None:

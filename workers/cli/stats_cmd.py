@@ -30,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the figures; 1 if the broker cannot be read, 2 if the store cannot."""
     from suture.config.settings import ConfigError
     from suture.workers.cli.common import producer_settings
+    from suture.workers.errors import StoreError
     from suture.workers.runtime.app import CeleryConfigError
     from suture.workers.runtime.stats import service_stats
-    from suture.workers.store.job_store import StoreError
 
     settings = producer_settings(args)  # configured, else the running `suture up`
     try:

@@ -20,7 +20,7 @@ from typing import Any
 import redis
 
 from suture.contracts.examples import AcceptedOutput
-from suture.workers.store.job_store import StoreUnavailable
+from suture.workers.errors import StoreUnavailable
 
 
 def accepted_from(result: dict[str, Any]) -> AcceptedOutput | None:

@@ -32,9 +32,10 @@ from suture.tasks.job import Finish, JobState, UnreadableSpec
 from suture.tasks.spec import JobSpec
 from suture.tasks.trace import build_result
 from suture.tasks.vocabulary import FlowOutcome, StepOutcome
+from suture.workers.errors import JobNotFound
 from suture.workers.flow.observer import SILENT, Observer
 from suture.workers.flow.planner import Planner
-from suture.workers.store.job_store import JobNotFound, JobRecord, JobStore
+from suture.workers.store.job_store import JobRecord, JobStore
 from suture.workers.store.outbox import Pending
 from suture.workers.webhooks.sender import owe
 from suture.workers.webhooks.targets import is_url

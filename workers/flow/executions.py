@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from suture.tasks.vocabulary import FlowOutcome, StepOutcome
-from suture.workers.store.job_store import JobStore, StoreError
+from suture.workers.errors import StoreError
+from suture.workers.store.job_store import JobStore
 from suture.workers.store.records import TaskOpening
 
 log = logging.getLogger(__name__)

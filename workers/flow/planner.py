@@ -14,9 +14,10 @@ from functools import cached_property
 from suture.config.settings import Settings
 from suture.contracts.examples import AcceptedOutput
 from suture.tasks import engine
-from suture.tasks.job import EngineOptions, Finish, JobSpec, JobState, RunFix, RunFull, RunSurgical
+from suture.tasks.job import Finish, JobState, RunFix, RunFull, RunSurgical
 from suture.tasks.policy import Policy, load_policy, policy_from_mapping
 from suture.tasks.policy_choice import policy_name
+from suture.tasks.spec import EngineOptions, JobSpec
 from suture.workers.flow.accepted import AcceptedOutputs
 from suture.workers.store.job_store import JobRecord, JobStore
 

@@ -7,9 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from suture.tasks.job import JobState
+from suture.workers.errors import JobNotFound
 from suture.workers.idempotency import check_owner
 from suture.workers.review.view import ReviewView, build_view
-from suture.workers.store.job_store import JobNotFound, JobRecord, JobStore
+from suture.workers.store.job_store import JobRecord, JobStore
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,13 @@ from celery.exceptions import Reject
 from kombu.exceptions import OperationalError
 
 from suture.config.settings import Settings
+from suture.workers.errors import StoreUnavailable
 from suture.workers.flow.batch_rounds import BatchRounds, StepSender
 from suture.workers.model.batch_client import BatchClient
 from suture.workers.runtime.app import app
 from suture.workers.runtime.publish import publish
 from suture.workers.store.batch_lines import BatchLines
-from suture.workers.store.job_store import StoreUnavailable, get_store
+from suture.workers.store.job_store import get_store
 
 log = logging.getLogger(__name__)
 _OUTAGES = (

@@ -56,7 +56,7 @@ from suture.tasks.dispatch_order import (
     next_tenant,
     tail_fill,
 )
-from suture.workers.store.errors import JobNotFound, StoreUnavailable
+from suture.workers.errors import JobNotFound, StoreUnavailable
 from suture.workers.store.job_store import JobStore
 
 log = logging.getLogger(__name__)

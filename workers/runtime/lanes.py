@@ -19,7 +19,7 @@ import time
 
 from suture.config.dispatch_settings import DispatchSettings
 from suture.tasks.dispatch_order import PriorityClass, under_share
-from suture.workers.store.errors import StoreUnavailable
+from suture.workers.errors import StoreUnavailable
 from suture.workers.store.tenant_load import TenantLoad
 
 log = logging.getLogger(__name__)

@@ -34,6 +34,7 @@ from kombu.exceptions import OperationalError
 from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
+from suture.workers.errors import StoreUnavailable
 from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
 from suture.workers.model.budgeted_caller import CallDeferred
@@ -44,7 +45,7 @@ from suture.workers.runtime.cpu_turns import cpu_turn, turn_given_back
 from suture.workers.runtime.deferral import defer
 from suture.workers.runtime.dispatcher import CeleryDispatcher
 from suture.workers.runtime.kombu_patches import patch_redis_transport
-from suture.workers.store.job_store import StoreUnavailable, get_store
+from suture.workers.store.job_store import get_store
 from suture.workers.store.keys import Keys
 from suture.workers.store.outbox import Pending
 from suture.workers.webhooks.courier import Courier

@@ -7,8 +7,8 @@ Every store module (``suture.workers.store.job_store``, ``suture.workers.store.w
      ├── JobNotFound        (job_id)         unknown or expired job
      └── StoreUnavailable   (reason)         Redis cannot be reached (URL password never shown)
 
-They are defined with the rest of the public API's errors (``suture.workers.errors``: a
-``StoreError`` is a ``ProducerError``) and re-exported here.
+They are defined, and imported from, with the rest of the public API's errors
+(``suture.workers.errors``: a ``StoreError`` is a ``ProducerError``); this module only raises them.
 """
 
 from __future__ import annotations
@@ -19,9 +19,7 @@ from typing import Any
 import redis
 
 from suture.config.redaction import redact
-from suture.workers.errors import JobNotFound, StoreError, StoreUnavailable
-
-__all__ = ["JobNotFound", "StoreError", "StoreUnavailable", "guarded"]
+from suture.workers.errors import StoreUnavailable
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

@@ -43,10 +43,8 @@ import redis
 
 from suture.config.settings import DEFAULT_REDIS_URL, Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
+from suture.workers.errors import JobNotFound
 from suture.workers.store.connection import Pool, least_pool_size, redis_client
-from suture.workers.store.errors import JobNotFound as JobNotFound
-from suture.workers.store.errors import StoreError as StoreError
-from suture.workers.store.errors import StoreUnavailable as StoreUnavailable
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 from suture.workers.store.notes import JobNotes

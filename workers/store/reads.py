@@ -11,8 +11,9 @@ from typing import Any
 
 import redis
 
+from suture.workers.errors import JobNotFound
 from suture.workers.store.completions import Completions
-from suture.workers.store.errors import JobNotFound, guarded
+from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 from suture.workers.store.records import JobRecord
 

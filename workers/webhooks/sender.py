@@ -25,7 +25,8 @@ import redis
 from kombu.exceptions import OperationalError
 
 from suture.config.settings import WebhookSettings
-from suture.workers.store.job_store import JobNotFound, JobStore
+from suture.workers.errors import JobNotFound
+from suture.workers.store.job_store import JobStore
 from suture.workers.store.outbox import Pending
 from suture.workers.webhooks.addresses import IPAddress
 from suture.workers.webhooks.exchange import Exchange, post

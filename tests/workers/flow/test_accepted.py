@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 import redis
 
+from suture.workers.errors import StoreUnavailable
 from suture.workers.flow.accepted import AcceptedOutputs, accepted_from
 from suture.workers.producer import enqueue
 from suture.workers.runtime.app import configure
-from suture.workers.store.job_store import StoreUnavailable, get_store
+from suture.workers.store.job_store import get_store
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import CeleryStack
 

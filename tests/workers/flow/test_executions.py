@@ -13,7 +13,7 @@ import pytest
 import redis
 
 from suture.tasks.calls import ModelCall, ModelReply
-from suture.workers.store.job_store import StoreUnavailable
+from suture.workers.errors import StoreUnavailable
 from tests.fixtures.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.redis_server import RedisServer
 

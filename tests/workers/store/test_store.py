@@ -11,8 +11,9 @@ import pytest
 import redis
 
 from suture.config.settings import load_settings
+from suture.workers.errors import JobNotFound, StoreUnavailable
 from suture.workers.runtime.watchdog import WatchdogClock
-from suture.workers.store.job_store import JobNotFound, JobStore, StoreUnavailable, get_store
+from suture.workers.store.job_store import JobStore, get_store
 
 SPEC = {"contract": "quiz", "params": {"questions": 3}, "input": "Cells divide by mitosis.", "policy": None}
 

@@ -8,7 +8,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import redis
 
-from suture.workers.store.job_store import JobNotFound, JobStore
+from suture.workers.errors import JobNotFound
+from suture.workers.store.job_store import JobStore
 
 SPEC = {"contract": "quiz", "params": {"questions": 3}, "input": "Cells divide by mitosis.", "policy": None}
 RESULT = {"job_id": "x", "status": "delivered", "reason": "ok", "output": {"title": "t"}}
