@@ -9,7 +9,7 @@ COPY tasks ./tasks
 COPY workers ./workers
 # suture/ is the package root: the public API and links to the four folders above (one import name).
 COPY suture ./suture
-RUN pip install --no-cache-dir . && useradd --create-home suture
+RUN pip install --no-cache-dir ".[all]" && useradd --create-home suture
 
 USER suture
 CMD ["suture", "worker"]

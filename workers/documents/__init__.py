@@ -16,17 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from suture.config.settings import BatchSettings
 from suture.workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
-from suture.workers.documents.office import docx_units, pptx_units
 from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
 from suture.workers.documents.section import Section, Unit, pack_sections
 from suture.workers.documents.text import text_problem
+from suture.workers.extras import requiring
 
 __all__ = [
     "SUFFIXES",
@@ -42,7 +42,16 @@ __all__ = [
 ]
 
 SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx"})
-_OFFICE_READERS = {".docx": docx_units, ".pptx": pptx_units}
+_OFFICE_READERS = {".docx": "docx_units", ".pptx": "pptx_units"}
+
+
+def _office_units(path: Path) -> Iterable[Unit]:
+    """The units of a .docx or .pptx; its readers come with the ``documents`` extra (imported on use)."""
+    with requiring(f"reading {path.suffix.lower()} files", "documents"):
+        from suture.workers.documents import office
+
+    reader: Callable[[Path], Iterable[Unit]] = getattr(office, _OFFICE_READERS[path.suffix.lower()])
+    return reader(path)
 
 
 @dataclass(frozen=True)
@@ -163,7 +172,7 @@ def document_text(path: str | Path, limits: BatchSettings) -> str:
     if suffix == ".pdf":
         units: Iterable[Unit] = open_pdf(path, limits.reader).units()
     elif suffix in _OFFICE_READERS:
-        units = _OFFICE_READERS[suffix](path)
+        units = _office_units(path)
     else:
         units = [Unit(decode_text(path, _read_bytes(path, limits)).text)]
     text = "\n\n".join(unit.text for unit in units).strip()
@@ -173,7 +182,7 @@ def document_text(path: str | Path, limits: BatchSettings) -> str:
 
 
 def _office_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
-    units = list(_OFFICE_READERS[path.suffix.lower()](path))
+    units = list(_office_units(path))
     _require_text(path, sum(len(unit.text.strip()) for unit in units), limits)
     yield from _bounded(source, units, limits, total_pages=None)
 
