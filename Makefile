@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check bench soak clean browser
+.PHONY: run test test-fast check bench soak clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,11 @@ run: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -m "not soak"
+
+# The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
+# the others `integration` from the fixtures they use).
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not soak and not integration and not browser"
 
 # The review pages are tested in Debian's Chromium (Playwright drives it; no browser is downloaded).
 CHROMIUM ?= /usr/bin/chromium

@@ -35,3 +35,18 @@ def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
         os.environ.pop("XDG_RUNTIME_DIR", None)
     else:
         os.environ["XDG_RUNTIME_DIR"] = before
+
+
+# Fixtures that start a Redis, a worker, a server process or need a broker: a test using any of them,
+# directly or through another fixture, is an integration test. Marked here from what each test
+# uses, so the fast tier (`make test-fast`: not integration) cannot drift from the fixtures.
+PROCESS_FIXTURES = frozenset(
+    {"redis_url", "redis_factory", "celery_stack", "flower", "api_server", "require_rabbitmq"}
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that uses a process-starting fixture as ``integration``."""
+    for item in items:
+        if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.integration)
