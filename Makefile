@@ -21,7 +21,7 @@ test: $(STAMP) browser
 # The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
 # the others `integration` from the fixtures they use).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not soak and not integration and not browser"
+	$(BIN)/python -m pytest -n 2 -m "not soak and not integration and not browser"
 
 # The review pages are tested in Debian's Chromium (Playwright drives it; no browser is downloaded).
 CHROMIUM ?= /usr/bin/chromium
