@@ -13,6 +13,7 @@ runs in (a cloned repository, a shared folder, an unpacked course archive), so:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,8 @@ from typing import Any, Literal
 import yaml
 
 LOCAL_FILE = "suture.yaml"
+# An existing Redis for the embedded stack to use instead of starting one (`suture up`/`batch`, the tests).
+STACK_REDIS_ENV = "REDIS_URL"
 BASE_URL_ENV = ("SUTURE_OPENAI_BASE_URL", "OPENAI_BASE_URL")
 _announced: set[Path] = set()
 
@@ -107,3 +110,13 @@ def _host(url: Any) -> str:
     from suture.config.redaction import mask_url
 
     return repr(mask_url(str(url))[:200])
+
+
+def environment() -> Mapping[str, str]:
+    """This process's environment: every other package reads it through here (config/ is the edge)."""
+    return os.environ
+
+
+def stack_redis_url(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Redis an embedded stack uses instead of starting its own (``$REDIS_URL``), or None."""
+    return (environment() if environ is None else environ).get(STACK_REDIS_ENV) or None

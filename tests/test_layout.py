@@ -102,3 +102,30 @@ def test_a_web_app_that_enqueues_loads_no_worker_machinery(redis_factory: Any) -
     loaded = [m for m in report["loaded"] if m.startswith(WORKER_MACHINERY)]
     assert loaded == [], f"a web app that only enqueues loaded {loaded}"
     assert report["kombu_patched"] is False
+
+
+# Where code outside config/ may touch os.environ, and why: each hands the environment to a child
+# process it starts (the child reads it back through config/), or is a library's own variable.
+ENVIRONMENT_HANDOFFS = {
+    "workers/runtime/metrics.py": "PROMETHEUS_MULTIPROC_DIR, prometheus_client's own, shared with the children",
+    "workers/cli/serve_cmd.py": "the settings handed to `serve --workers N`'s server processes",
+    "workers/cli/worker_cmd.py": "--metrics-port handed to the Celery worker's pool processes",
+}
+
+
+def test_the_environment_is_read_only_in_config() -> None:
+    # Given every module of the package outside config/
+    modules = [
+        path
+        for package in ("contracts", "tasks", "workers", "suture")
+        if not (ROOT / package).is_symlink()
+        for path in sorted((ROOT / package).rglob("*.py"))
+    ]
+
+    # Then none reads the environment itself, but the hand-offs to child processes named above
+    readers = [
+        path.relative_to(ROOT).as_posix()
+        for path in modules
+        if "os.environ" in (text := path.read_text(encoding="utf-8")) or "os.getenv" in text
+    ]
+    assert sorted(set(readers) - set(ENVIRONMENT_HANDOFFS)) == []

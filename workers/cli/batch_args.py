@@ -8,10 +8,10 @@ admission would refuse, an unusable ``--out``.
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from suture.config.settings import Settings
+from suture.config.sources import stack_redis_url
 from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.records import BatchOptions
 from suture.workers.cli import UsageError
@@ -124,7 +124,7 @@ def check_batch_api_store(
     """Refuse the Batch API on an embedded store: its rounds (the batch ids to poll) would go with it."""
     if batch_api_mode(args, settings) == "off" or args.dry_run:
         return
-    if not (settings.broker_url or shared is not None or os.environ.get("REDIS_URL")):
+    if not (settings.broker_url or shared is not None or stack_redis_url()):
         raise UsageError(
             "--batch-api needs a job store that outlives this command, so a rerun polls the same batches: "
             "set REDIS_URL or SUTURE_BROKER_URL, or start `suture up`"

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.config.sources import stack_redis_url
 from suture.tasks.dispatch_order import PRIORITY_CLASSES
 from suture.workers.batch.books import all_done
 from suture.workers.batch.plan import BatchPlan, make_plan
@@ -157,7 +157,7 @@ def _run_batch(
 
 def _redis_given(settings: Settings) -> bool:
     """A broker or store named for this run: then no running `suture up` is looked for."""
-    return discovery.configured(settings) or bool(os.environ.get("REDIS_URL"))
+    return discovery.configured(settings) or stack_redis_url() is not None
 
 
 @contextlib.contextmanager
@@ -178,7 +178,7 @@ def _runtime(
         yield shared.applied_to(settings), shared.simulated, False
         return
     print("suture batch: no SUTURE_BROKER_URL: running on an embedded local stack", file=sys.stderr)
-    stack = LocalStack(settings, concurrency=args.concurrency, redis_url=os.environ.get("REDIS_URL"))
+    stack = LocalStack(settings, concurrency=args.concurrency, redis_url=stack_redis_url())
     farewell.unfinished = (
         "stopped with the embedded stack" if stack.private_redis else "stay queued in the Redis it was given"
     )

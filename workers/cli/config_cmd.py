@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from pydantic import BaseModel
 
 from suture.config.redaction import MASK, redact
 from suture.config.settings import DEFAULTS_FILE, ConfigError, Settings, load_settings, user_config_file
+from suture.config.sources import environment
 from suture.workers.cli import UsageError
 
 SECRET_FIELDS = frozenset({"openai_api_key", "sentry_dsn"})
@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(getattr(args, "config", None), overrides)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    user_yaml = user_config_file(getattr(args, "config", None), os.environ)
-    rows = effective_rows(settings, overrides, _yaml(user_yaml), _yaml(DEFAULTS_FILE), os.environ)
+    user_yaml = user_config_file(getattr(args, "config", None), environment())
+    rows = effective_rows(settings, overrides, _yaml(user_yaml), _yaml(DEFAULTS_FILE), environment())
     if args.json:
         json.dump({key: {"value": v, "source": s} for key, v, s in rows}, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 from typing import Any
 
+from suture.config.sources import environment
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import settings_from
 from suture.workers.simulator import PROFILES, SimulatorError, server_from_settings
@@ -175,7 +175,7 @@ def _batch_flags(args: argparse.Namespace) -> dict[str, float]:
 def _required_key(variable: str | None) -> str | None:
     if variable is None:
         return None
-    key = os.environ.get(variable)
+    key = environment().get(variable)
     if not key:
         raise UsageError(f"--require-key-env: environment variable {variable} is not set")
     return key

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from suture.config.settings import ConfigError, load_settings
+from suture.config.sources import stack_redis_url
 from suture.workers.cli import UsageError
 from suture.workers.local import discovery, shutdown
 from suture.workers.local.child_process import process_start
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         flower=args.flower,
         flower_port=args.port_flower,
-        redis_url=os.environ.get("REDIS_URL"),
+        redis_url=stack_redis_url(),
     )
     stop = shutdown.current()
     stop.farewell(lambda: _farewell(stack, stop.rerun()), exit_code=0)  # stopping `up` is its normal end

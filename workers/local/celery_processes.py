@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from celery import Celery
 
 from suture.config.settings import Settings
+from suture.config.sources import environment
 from suture.workers.local.child_process import Child
 from suture.workers.local.errors import StackError
 from suture.workers.runtime.app import CALLBACK_QUEUE, CONTROL_QUEUE, MODEL_QUEUES
@@ -45,7 +46,7 @@ def flower_argv(port: int) -> list[str]:
 
 def child_env(settings: Settings) -> dict[str, str]:
     """The environment for worker and Flower subprocesses: this one plus the stack's URLs."""
-    env = dict(os.environ)
+    env = dict(environment())
     for key, value in (
         ("SUTURE_BROKER_URL", settings.broker_url),
         ("SUTURE_RESULT_BACKEND", settings.result_backend),

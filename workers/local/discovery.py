@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.config.sources import environment
 from suture.workers.local.child_process import alive
 from suture.workers.local.errors import NoBrokerConfigured, StackError
 
@@ -69,7 +70,7 @@ class StackAddress:
 
 def state_path(environ: Mapping[str, str] | None = None) -> Path:
     """The state file's path for this user (see the module docstring for the choice)."""
-    env = os.environ if environ is None else environ
+    env = environment() if environ is None else environ
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and Path(runtime).is_dir():
         return Path(runtime) / "suture" / STATE_FILE
