@@ -5,7 +5,8 @@ Celery messages carry only job ids; everything else lives here, and every write 
 
 Layout (``{p}`` is the key prefix, ``suture`` by default)::
 
-    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta, round_started_s, tenant
+    {p}:job:<id>            hash: spec, state, version, status, round, created_s, deadline_s, result, meta,
+                            round_started_s, tenant (the producer's, when it gave one: ``idempotency``)
     {p}:job:<id>:history    list: results delivered before each resume (raw JSON, oldest first)
     {p}:job:<id>:flags      hash: once-flags (merge:<n>; callback:<tag> an outbox state, see outbox.py;
                             task-callback:<round> leased "owner|until_s", then "sent"; alerted:<what>, notes.py)
