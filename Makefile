@@ -15,13 +15,16 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/suture batch examples/ --out out/
 
+# Everything but the soak variants, in two runs: the tests that start no process on both cores, then
+# those that start Redis, workers or servers one at a time (their timings assume a machine to themselves).
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -m "not soak"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not soak and not integration and not browser"
+	$(BIN)/python -m pytest -m "not soak and (integration or browser)"
 
 # The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
 # the others `integration` from the fixtures they use).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -m "not soak and not integration and not browser"
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not soak and not integration and not browser"
 
 # The review pages are tested in Debian's Chromium (Playwright drives it; no browser is downloaded).
 CHROMIUM ?= /usr/bin/chromium
