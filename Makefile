@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check bench soak clean browser
+.PHONY: run test test-fast check format bench soak clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,12 @@ check: $(STAMP)
 	$(BIN)/lint-imports --no-logo
 	@# Module and function sizes are a reading guide: reported here, never a failure.
 	$(BIN)/python tools/sizes.py
+
+# Format the code, then re-flow the prose and long strings the formatter leaves past the line length.
+format: $(STAMP)
+	$(BIN)/ruff format -q .
+	$(BIN)/python -m tools.wrap_long_lines $$(git ls-files '*.py')
+	$(BIN)/ruff format -q .
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
