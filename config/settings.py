@@ -45,7 +45,6 @@ from suture.config.sources import announce, endpoint_problem, find_config_file
 from suture.config.sources import user_config_file as user_config_file  # re-exported (config show)
 
 DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 class _Section(BaseModel):

@@ -21,7 +21,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from suture.config.settings import Settings, load_settings
+from suture.config.settings import Settings
 from suture.workers import producer
 from suture.workers.aio_completions import RECHECK_S, AsyncCompletions
 from suture.workers.errors import JobNotFound, JobTimeout
@@ -68,7 +68,7 @@ class AsyncJobHandle:
 
     def __init__(self, job_id: str, settings: Settings) -> None:
         self.id = job_id
-        self._settings = settings
+        self._settings = producer.resolved_settings(settings)  # settings already resolved stay as they are
         self._keys = Keys(PREFIX)
 
     def __repr__(self) -> str:
@@ -119,7 +119,9 @@ async def enqueue(
     contract: str, input: str, *, settings: Settings | None = None, **options: Any
 ) -> AsyncJobHandle:
     """Enqueue a job as ``suture.enqueue`` does (same keywords, same errors); returns its async handle."""
-    settings = settings or load_settings()
+    # Resolved once, here: the handle reads the store the job was published to (a running `suture up`'s
+    # when nothing is configured), never another Redis.
+    settings = await asyncio.to_thread(producer.resolved_settings, settings)
     handle = await asyncio.to_thread(producer.enqueue, contract, input, settings=settings, **options)
     return AsyncJobHandle(handle.id, settings)
 
@@ -128,7 +130,7 @@ async def get_job(
     job_id: str, settings: Settings | None = None, *, tenant: str | None = None
 ) -> AsyncJobHandle:
     """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for another tenant's job)."""
-    handle = AsyncJobHandle(job_id, settings or load_settings())
+    handle = AsyncJobHandle(job_id, await asyncio.to_thread(producer.resolved_settings, settings))
     status, owner = await _state(handle._settings).client.hmget(
         handle._keys.job(job_id), ["status", "tenant"]
     )

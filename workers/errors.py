@@ -13,8 +13,8 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
      ├── NotResumable(job_id, status)                resume (or accept) asked of a job that is not soft-delivered
      ├── JobTimeout(job_id, timeout_s)               the result did not arrive in time (the job keeps running)
      ├── BrokerUnavailable(reason)                   the broker refused the message (URL password never shown)
-     ├── NoBrokerConfigured                          (suture.workers.local.errors; also a ConfigError) no broker
-     │                                               configured and no `suture up` running
+     ├── NoBrokerConfigured                          (also a ConfigError) no broker configured and no
+     │                                               `suture up` running: nothing ever guesses a default Redis
      └── StoreError                                  the job store (``suture.workers.store``)
           ├── JobNotFound(job_id)                    unknown or expired job
           └── StoreUnavailable(reason)               Redis cannot be reached (URL password never shown)
@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from suture.config.settings import ConfigError
 
 # The public errors, listed once: ``suture`` exports exactly these (and NoBrokerConfigured).
 __all__ = [
@@ -141,6 +143,16 @@ class BrokerUnavailable(ProducerError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"message broker unavailable: {reason}")
         self.reason = reason
+
+
+class NoBrokerConfigured(ConfigError, ProducerError):
+    """Nothing says where the broker is, and no ``suture up`` runs for this user; str() names the ways out."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "no broker configured and no local stack running: start one with `suture up` "
+            "(other shells find it), or set SUTURE_BROKER_URL, or broker_url in suture.yaml"
+        )
 
 
 class StoreError(ProducerError):

@@ -89,7 +89,7 @@ class JobHandle:
     settings: Settings | None = field(default=None, repr=False)
 
     def _store(self) -> JobStore:
-        return get_store(_settings(self.settings))
+        return get_store(resolved_settings(self.settings))
 
     def status(self) -> JobStatus:
         """``queued|running|delivered|soft_delivered|refused|failed|cancelled``."""
@@ -157,7 +157,7 @@ def enqueue(
     tenant find another tenant's job as no job (``JobNotFound``). ``priority`` (interactive, bulk): which
     new jobs the dispatcher sends first; ``batch_api`` (off, all, first): which calls use the Batch API.
     """
-    settings = _settings(settings)
+    settings = resolved_settings(settings)
     tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
     job_class = check_priority(priority)
     job_id = uuid.uuid4().hex
@@ -213,7 +213,7 @@ def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: s
 def get_job(job_id: str, settings: Settings | None = None, *, tenant: str | None = None) -> JobHandle:
     """A handle on an existing job; raises JobNotFound if the store does not know it (or, given
     ``tenant``, if the job is another tenant's)."""
-    settings = _settings(settings)
+    settings = resolved_settings(settings)
     check_owner(job_id, get_store(settings).tenant(job_id), tenant)
     return JobHandle(job_id, settings)
 
@@ -232,7 +232,7 @@ def cancel(
         from suture.workers.flow.delivery import cancel as cancel_job
         from suture.workers.runtime.observer import RuntimeObserver
 
-    settings = _settings(settings)
+    settings = resolved_settings(settings)
     check_owner(job_id, get_store(settings).tenant(job_id), tenant)  # another tenant's: JobNotFound
     text = reason.strip()[:MAX_REASON_CHARS] or CANCEL_REASON
     # The observer counts the cancellation in this process's metrics (e.g. `suture serve`'s /metrics).
@@ -261,7 +261,7 @@ def resume(
     from suture.tasks import engine
     from suture.tasks.feedback import MAX_FEEDBACK_CHARS
 
-    settings = _settings(settings)
+    settings = resolved_settings(settings)
     text = feedback.strip()
     if not text or len(text) > MAX_FEEDBACK_CHARS:
         size = f"has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed"
@@ -297,8 +297,13 @@ def _stays_queued(job_id: str) -> str:
     return f"job {job_id} stays queued (the watchdog sends it once the broker is back)"
 
 
-def _settings(settings: Settings | None) -> Settings:
-    """The given (or loaded) settings, pointing at the running `suture up` if no broker is configured."""
+def resolved_settings(settings: Settings | None) -> Settings:
+    """The given (or loaded) settings, pointing at the running `suture up` if no broker is configured.
+
+    Every producer (this module, ``suture.workers.aio``, the HTTP API, the CLI's job commands) finds
+    the stack here, through ``suture.workers.local.discovery.resolve``: configured settings, else the
+    running ``suture up``, else ``NoBrokerConfigured``; never a guessed default Redis.
+    """
     from suture.workers.contract_sources import install_contracts
     from suture.workers.local.discovery import resolve
 

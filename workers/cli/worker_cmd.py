@@ -38,16 +38,19 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Start the worker in this process; returns when it shuts down."""
     from suture.workers.cli.common import settings_from
+    from suture.workers.errors import NoBrokerConfigured
     from suture.workers.runtime.app import CeleryConfigError, configure
 
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
         raise UsageError(f"--metrics-port must be a port number (0-65535), got {args.metrics_port}")
     if args.metrics_port is not None:  # the worker reads its settings from the environment
         os.environ["SUTURE_WORKER__METRICS_PORT"] = str(args.metrics_port)
+    from suture.workers.local.discovery import resolve_for_worker
+
     settings = settings_from(args)  # a configured policy that cannot run refuses the worker here
     try:
-        app = configure(settings)
-    except CeleryConfigError as exc:
+        app = configure(resolve_for_worker(settings))  # configured, else the running `suture up`
+    except (CeleryConfigError, NoBrokerConfigured) as exc:
         raise UsageError(str(exc)) from None
     concurrency = args.concurrency or settings.worker.model_concurrency
     argv = ["worker", "-Q", args.queues, "-P", args.pool, "-c", str(concurrency), "-l", args.loglevel]

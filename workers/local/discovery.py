@@ -9,7 +9,9 @@ stale: ignored and removed. A file not owned by this user, or readable by others
 
 ``resolve(settings)`` is the one place a producer (the job commands, ``stats``, the Python API)
 decides where the broker is: configured settings (CLI > ENV > YAML) always win; else the running
-local stack; else ``NoBrokerConfigured``, naming the ways out, rather than a guessed default Redis.
+local stack; else ``NoBrokerConfigured``, naming the ways out. There is no default Redis: the store's
+and the broker's URLs (``store_url``, ``broker_url``) raise the same error for settings never resolved.
+``resolve_for_worker`` does the same for a worker process and keeps the answer for its tasks.
 ``find()`` is the same look-up for commands that would otherwise start a stack of their own.
 """
 
@@ -56,15 +58,16 @@ class StackAddress:
         urls = {"broker_url": self.broker_url, "result_backend": self.result_backend}
         return settings.model_copy(update=urls | {"redis_url": self.redis_url})
 
+    def environment(self) -> dict[str, str]:
+        """The ``SUTURE_*`` variables that point a process at this stack (they hold its password)."""
+        return {variable: value for field, variable in EXPORTED.items() if (value := getattr(self, field))}
+
     def exports(self) -> str:
         """POSIX shell ``export`` lines for other tools (they hold the password: printed on request only)."""
         lines = [f"# the local stack of `suture up` (pid {self.pid}); these URLs hold its password"]
         if self.simulated:
             lines.append("# its model is the suture SIMULATOR, a simulation, not a real model")
-        for field, variable in EXPORTED.items():
-            value = getattr(self, field)
-            if value:
-                lines.append(f"export {variable}={shlex.quote(value)}")
+        lines += [f"export {name}={shlex.quote(value)}" for name, value in self.environment().items()]
         return "\n".join(lines) + "\n"
 
 
@@ -93,6 +96,21 @@ def resolve(settings: Settings) -> Settings:
     address = find()
     if address is None:
         raise NoBrokerConfigured()
+    return address.applied_to(settings)
+
+
+def resolve_for_worker(settings: Settings) -> Settings:
+    """A worker's settings, resolved as ``resolve`` does, and kept for the whole process.
+
+    When the stack was found (nothing configured), its variables go into this process's environment,
+    so every later ``load_settings()`` (each task's, each forked child's) reads the same stack.
+    """
+    if configured(settings):
+        return settings
+    address = find()
+    if address is None:
+        raise NoBrokerConfigured()
+    os.environ.update(address.environment())
     return address.applied_to(settings)
 
 

@@ -2,15 +2,15 @@
 
 StackError(component, problem, log_tail)   a part would not start (the stack is already stopped),
                                            or another local stack already runs for this user
-NoBrokerConfigured                         (a suture.config ConfigError, and a ProducerError of the
-                                           API's one hierarchy) nothing configured and no local stack
-                                           running, so a producer has nowhere to go
+NoBrokerConfigured                         (drawn in suture.workers.errors, the API's one hierarchy)
+                                           nothing configured and no local stack running
 """
 
 from __future__ import annotations
 
-from suture.config.settings import ConfigError
-from suture.workers.errors import ProducerError
+from suture.workers.errors import NoBrokerConfigured
+
+__all__ = ["NoBrokerConfigured", "StackError"]
 
 
 class StackError(Exception):
@@ -25,13 +25,3 @@ class StackError(Exception):
     def __str__(self) -> str:
         tail = f"\n--- last lines of its log ---\n{self.log_tail}" if self.log_tail else ""
         return f"{self.component} did not start: {self.problem}{tail}"
-
-
-class NoBrokerConfigured(ConfigError, ProducerError):
-    """Nothing says where the broker is, and no ``suture up`` runs for this user; str() names the ways out."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "no broker configured and no local stack running: start one with `suture up` "
-            "(other shells find it), or set SUTURE_BROKER_URL, or broker_url in suture.yaml"
-        )

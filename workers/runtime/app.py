@@ -20,7 +20,8 @@ from typing import Any
 
 from celery import Celery
 
-from suture.config.settings import DEFAULT_REDIS_URL, Settings
+from suture.config.settings import Settings
+from suture.workers.errors import NoBrokerConfigured
 from suture.workers.runtime.queue_order import (
     BULK_AHEAD_QUEUE,
     BULK_MODEL_QUEUE,
@@ -28,6 +29,7 @@ from suture.workers.runtime.queue_order import (
     MODEL_QUEUES,
     ClassFirstCycle,
 )
+from suture.workers.store.job_store import store_url
 
 CONTROL_QUEUE = "suture.control"
 CALLBACK_QUEUE = "suture.callbacks"
@@ -130,17 +132,16 @@ def check_time_limits(settings: Settings) -> None:
 
 
 def broker_url(settings: Settings) -> str:
-    """SUTURE_BROKER_URL, else the store's Redis, else the local default."""
-    return settings.broker_url or settings.redis_url or DEFAULT_REDIS_URL
+    """SUTURE_BROKER_URL, else the store's Redis; raises NoBrokerConfigured (never a guessed default)."""
+    url = settings.broker_url or settings.redis_url
+    if not url:
+        raise NoBrokerConfigured()
+    return url
 
 
 def backend_url(settings: Settings) -> str:
     """SUTURE_RESULT_BACKEND, else the store's Redis (only chords of benchmarks read it)."""
-    return settings.result_backend or settings.redis_url or _redis_or_default(settings.broker_url)
-
-
-def _redis_or_default(url: str | None) -> str:
-    return url if url and url.startswith(("redis://", "rediss://")) else DEFAULT_REDIS_URL
+    return settings.result_backend or store_url(settings)
 
 
 def configure(settings: Settings) -> Celery:

@@ -42,9 +42,9 @@ from typing import Any
 
 import redis
 
-from suture.config.settings import DEFAULT_REDIS_URL, Settings
+from suture.config.settings import Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
-from suture.workers.errors import JobNotFound
+from suture.workers.errors import JobNotFound, NoBrokerConfigured
 from suture.workers.store.connection import Pool, least_pool_size, redis_client
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
@@ -268,12 +268,16 @@ class JobStore(JobReads):
 
 
 def store_url(settings: Settings) -> str:
-    """The store's Redis URL: SUTURE_REDIS_URL, else a redis:// broker URL, else the local default."""
+    """The store's Redis URL: SUTURE_REDIS_URL, else a redis:// broker URL; raises NoBrokerConfigured.
+
+    Never a guessed default Redis: settings that name none were not resolved
+    (``suture.workers.local.discovery.resolve`` finds a running ``suture up``, or says how to name one).
+    """
     if settings.redis_url:
         return settings.redis_url
     if settings.broker_url and settings.broker_url.startswith(("redis://", "rediss://")):
         return settings.broker_url
-    return DEFAULT_REDIS_URL
+    raise NoBrokerConfigured()
 
 
 def get_store(settings: Settings) -> JobStore:

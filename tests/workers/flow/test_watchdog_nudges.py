@@ -101,7 +101,7 @@ def celery_on(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Celery
     purge()
     yield dispatcher
     purge()
-    configure(load_settings())
+    configure(load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url}))  # the next test's
 
 
 def purge() -> None:
@@ -120,7 +120,7 @@ def test_the_celery_dispatcher_counts_messages_waiting_in_the_broker(celery_on: 
     assert before is not None and celery_on.waiting() == before + 2
 
 
-def test_the_celery_dispatcher_cannot_count_on_an_unreachable_broker() -> None:
+def test_the_celery_dispatcher_cannot_count_on_an_unreachable_broker(redis_url: str) -> None:
     # Given a broker on a closed port, When the watchdog asks, Then it gets None (and does not nudge)
     settings = load_settings(
         overrides={"broker_url": "redis://127.0.0.1:1/0", "redis_url": "redis://127.0.0.1:1/0"}
@@ -129,4 +129,4 @@ def test_the_celery_dispatcher_cannot_count_on_an_unreachable_broker() -> None:
     try:
         assert CeleryDispatcher(settings).waiting() is None
     finally:
-        configure(load_settings())
+        configure(load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url}))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import subprocess
@@ -157,6 +158,27 @@ def test_with_nothing_configured_and_no_stack_the_producer_api_names_the_ways_ou
         message = str(raised.value)
         assert "\n" not in message and isinstance(raised.value, ConfigError)
         assert all(way in message for way in ("suture up", "SUTURE_BROKER_URL", "suture.yaml"))
+
+
+def test_with_nothing_configured_and_no_stack_the_asyncio_api_and_the_store_name_the_ways_out(
+    environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given nothing configured and no `suture up`
+    monkeypatch.setenv("XDG_RUNTIME_DIR", environ["XDG_RUNTIME_DIR"])
+    for name in ("SUTURE_BROKER_URL", "SUTURE_REDIS_URL", "SUTURE_RESULT_BACKEND", "SUTURE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    from suture.workers import aio
+    from suture.workers.runtime.app import broker_url
+    from suture.workers.store.job_store import store_url
+
+    # When the asyncio API enqueues or looks a job up, Then it raises the same error, never trying a default Redis
+    for attempt in (lambda: aio.enqueue("quiz", "Plants make sugar from light."), lambda: aio.get_job("x")):
+        with pytest.raises(NoBrokerConfigured):
+            asyncio.run(attempt())
+    # And settings never resolved name no Redis of their own either
+    for url_of in (store_url, broker_url):
+        with pytest.raises(NoBrokerConfigured):
+            url_of(load_settings())
 
 
 def test_suture_enqueue_with_nothing_configured_exits_2_with_one_line(tmp_path: Path) -> None:

@@ -334,6 +334,20 @@ def test_other_shells_use_a_running_suture_up(tmp_path: Path) -> None:
             assert final["status"] in ("delivered", "soft_delivered") and final["simulated"] is True
             assert suture("status", job).stdout.strip() == final["status"]
 
+            # And an asyncio app in that shell (a FastAPI handler's calls) reaches the same stack: enqueue,
+            # then the handle's status and result, read from the store the job went to
+            aio = subprocess.run(
+                [sys.executable, "-c", AIO_APP, str(ROOT / "examples" / "photosynthesis.md")],
+                cwd=tmp_path,
+                env=other,
+                capture_output=True,
+                text=True,
+                timeout=90,
+            )
+            assert aio.returncode == 0, aio.stderr
+            aio_status, aio_final = aio.stdout.split()
+            assert aio_status in ("queued", "running") and aio_final in ("delivered", "soft_delivered")
+
             # And `suture up --env` hands other tools its settings, password included, which `up` never printed
             exports = suture("up", "--env").stdout
             password = urlsplit(dict(_exports(exports))["SUTURE_BROKER_URL"]).password
@@ -345,6 +359,25 @@ def test_other_shells_use_a_running_suture_up(tmp_path: Path) -> None:
     # And once `up` is stopped, the other shell is told in one line where a broker could come from
     after = suture("enqueue", str(ROOT / "examples" / "photosynthesis.md"))
     assert after.returncode == 2 and "`suture up`" in after.stderr and after.stderr.count("\n") == 1
+
+
+# An asyncio producer as a web app runs it, given nothing but the document's path.
+AIO_APP = """
+import asyncio, sys
+from pathlib import Path
+import suture.workers.aio as aio
+
+async def main():
+    handle = await aio.enqueue("quiz", Path(sys.argv[1]).read_text(), questions=4)
+    status = await handle.status()
+    result = await handle.result(timeout_s=60)
+    again = await aio.get_job(handle.id)
+    assert await again.status() == result["status"]
+    print(status, result["status"])
+    await aio.close()
+
+asyncio.run(main())
+"""
 
 
 def _exports(text: str) -> list[tuple[str, str]]:

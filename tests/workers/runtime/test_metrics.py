@@ -136,7 +136,7 @@ def test_render_gives_an_api_this_process_series_and_the_cluster_gauges(redis_ur
         # When the text an API serves at /metrics is rendered
         body, content_type = render(settings)
     finally:
-        configure(load_settings())
+        configure(settings)  # a reachable broker for the next test (none configured is no broker at all)
 
     # Then it is Prometheus' text format, with the job counters and the cluster's gauges
     assert content_type.startswith("text/plain")
