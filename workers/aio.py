@@ -28,6 +28,7 @@ from suture.workers.errors import JobNotFound, JobTimeout
 from suture.workers.idempotency import check_owner
 from suture.workers.store.job_store import store_url
 from suture.workers.store.keys import Keys
+from suture.workers.store.outbox import delivery_of
 
 PREFIX = "suture"
 
@@ -88,6 +89,10 @@ class AsyncJobHandle:
         if result is None:
             raise JobTimeout(self.id, timeout_s or 0.0)
         return result
+
+    async def callback(self) -> dict[str, Any] | None:
+        """The delivery of the job's latest callback, as ``JobHandle.callback`` gives it."""
+        return delivery_of(await _state(self._settings).client.hgetall(self._keys.flags(self.id)))
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
         """The job's events as they come, ending with ``delivered`` (at once if it already was)."""

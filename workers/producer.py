@@ -114,6 +114,11 @@ class JobHandle:
         "policy", "priority"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
         return self._store().load(self.id).job_spec.described()
 
+    def callback(self) -> dict[str, Any] | None:
+        """The delivery of the job's latest callback (None if it has none, or none is owed yet): ``state``
+        (``pending``, ``delivered``, ``failed``), ``attempts``, ``last_status`` (HTTP) and ``last_error``."""
+        return self._store().outbox.delivery(self.id)
+
     def history(self) -> list[dict[str, Any]]:
         """The results delivered before each resume, oldest first (the current one is ``result()``)."""
         return self._store().history(self.id)
@@ -168,6 +173,8 @@ def enqueue(
     )  # fmt: skip
     spec = admitted.spec.model_copy(update={"priority": job_class}).stored()
     store = get_store(settings)
+    if callback is not None:
+        _check_callback_for_workers(callback, store, settings)
     key, request_sha256 = scoped_key(idempotency_key, spec, tenant)
     dispatched = settings.dispatch.enabled
     found, created, stored_sha256 = store.create(
@@ -185,6 +192,16 @@ def enqueue(
     if not dispatched:  # else stored and listed in one step: the dispatcher sends it
         _publish_new(store, found, created, settings, key, job_class)
     return JobHandle(found, settings)
+
+
+def _check_callback_for_workers(callback: str, store: JobStore, settings: Settings) -> None:
+    """Refuse at enqueue a callback the workers would refuse at delivery (their settings differ from ours)."""
+    from suture.workers.webhooks import CallbackRefused, check_callback_for_workers
+
+    try:
+        check_callback_for_workers(callback, settings.webhook, store.outbox.workers_rules())
+    except CallbackRefused as exc:
+        raise InvalidJob(str(exc), field="callback", value=callback) from None
 
 
 def _publish_new(store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None, job_class: str) -> None:  # fmt: skip

@@ -75,6 +75,15 @@ class JobAccepted(BaseModel):
     status: JobStatus
 
 
+class CallbackDelivery(BaseModel):
+    """How the job's latest callback went: pending (retries to come), delivered, or failed (given up)."""
+
+    state: Literal["pending", "delivered", "failed"]
+    attempts: int = Field(description="Deliveries tried so far")
+    last_status: int | None = Field(description="The receiver's HTTP status at the latest attempt, if any")
+    last_error: str | None = Field(description="Why the latest attempt failed without a status, if so")
+
+
 class JobView(BaseModel):
     """A job's status, and its result once it has finished (the result schema of `suture result`)."""
 
@@ -82,6 +91,9 @@ class JobView(BaseModel):
     status: JobStatus
     result: dict[str, Any] | None = Field(
         None, description="The result (status, output, failures, attempts, usage, cost_usd, ...)"
+    )
+    callback: CallbackDelivery | None = Field(
+        None, description="The delivery of the job's callback (none given, or none owed yet: null)"
     )
 
 

@@ -34,7 +34,9 @@ def register(subparsers: Any) -> None:
     _add_enqueue(subparsers)
     status = subparsers.add_parser("status", help="print a job's status")
     status.add_argument("job")
-    status.add_argument("--json", action="store_true", help='print {"job_id", "status", "priority"} instead')
+    status.add_argument(
+        "--json", action="store_true", help='print {"job_id", "status", "priority", "callback"} instead'
+    )
     status.set_defaults(func=run, job_command="status")
     trace = subparsers.add_parser("trace", help="print a job's attempts as JSON")
     trace.add_argument("job")
@@ -150,10 +152,21 @@ def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
 def _status(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     handle = producer.get_job(args.job, settings)
     status = handle.status()
+    callback = handle.callback()
     shown = {"job_id": handle.id, "status": status, "priority": handle.spec()["priority"]}
-    print(json.dumps(shown) if args.json else status)
+    print(json.dumps(shown | ({"callback": callback} if callback else {})) if args.json else status)
+    if callback and not args.json:  # stdout stays the status alone, for scripts
+        print(f"callback: {describe_delivery(callback)}", file=sys.stderr)
     _warn_if_nothing_consumes(status, settings)
     return 0
+
+
+def describe_delivery(callback: dict[str, Any]) -> str:
+    """A callback's delivery in a few words: ``failed after 6 attempts (last: HTTP 500)``."""
+    last = f"HTTP {callback['last_status']}" if callback.get("last_status") else callback.get("last_error")
+    attempts = int(callback.get("attempts") or 0)
+    done = f"{callback['state']} after {attempts} attempt{'s' if attempts != 1 else ''}"
+    return done + (f" (last: {last})" if last and callback["state"] != "delivered" else "")
 
 
 def _warn_if_nothing_consumes(status: str, settings: Settings) -> None:

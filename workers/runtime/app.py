@@ -45,6 +45,7 @@ TASK_QUEUES: dict[str, str] = {
     "suture.watchdog": CONTROL_QUEUE,
     "suture.batch_round": CONTROL_QUEUE,
     "suture.callback": CALLBACK_QUEUE,
+    "suture.callback_given_up": CALLBACK_QUEUE,
 }
 
 

@@ -118,6 +118,7 @@ def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool, m
     from suture.workers.runtime.monitor import checked_in
     from suture.workers.runtime.watchdog import WatchdogClock
     from suture.workers.store.job_store import get_store
+    from suture.workers.webhooks import target_rules
 
     interval_s = settings.worker.watchdog_interval_s
     store = get_store(settings)
@@ -126,8 +127,12 @@ def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool, m
     def sweep() -> None:
         checked_in(lambda: flow().watchdog(), interval_s=interval_s)
 
+    rules = target_rules(settings.webhook)
+
     def beat() -> None:
         store.watchlist.beat(owner, time.time(), model_slots)
+        # Producers check a callback against these at enqueue (a `suture serve` configured apart from us).
+        store.outbox.announce(rules, ttl_s=3 * interval_s)
 
     clock = WatchdogClock(
         store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat

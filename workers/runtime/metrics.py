@@ -54,6 +54,7 @@ class Metrics:
     cost_usd: Any
     job_seconds: Any
     calls_in_flight: Any
+    callbacks_given_up: Any
 
 
 def metrics() -> Metrics:
@@ -96,7 +97,40 @@ def _new_metrics() -> Metrics:
         calls_in_flight=Gauge(
             "suture_model_calls_in_flight", "Model calls in flight", ["model"], multiprocess_mode="livesum"
         ),
+        callbacks_given_up=Counter(
+            "suture_callbacks_given_up",
+            "Callbacks given up: attempts ran out, or the target was refused at delivery",
+            ["reason"],
+        ),
     )
+
+
+def prime(settings: Settings) -> None:
+    """Create every counter series whose labels are known now, at 0 (``known_labels``): an alert on
+    ``increase()`` then sees the first job failing for each cause, not only the second."""
+    from suture.workers.runtime import known_labels as known
+
+    m = metrics()
+    contracts, priorities, models = known.contracts(), known.priorities(), known.models(settings)
+    for contract in contracts:
+        for status, cause in known.endings():
+            for priority in priorities:
+                m.jobs_finished.labels(contract, status, cause, priority)
+        for mode in known.modes():
+            for model in models:
+                for outcome in known.outcomes():
+                    m.attempts.labels(contract, mode, model, outcome)
+    for model in models:
+        m.cost_usd.labels(model)
+        for kind in TOKEN_KINDS:
+            m.tokens.labels(model, kind)
+    for reason in known.GIVEN_UP_REASONS:
+        m.callbacks_given_up.labels(reason)
+
+
+def callback_given_up(reason: str) -> None:
+    """Count one callback given up (``attempts`` or ``refused``)."""
+    metrics().callbacks_given_up.labels(reason).inc()
 
 
 def attempt_done(contract: str, attempt: dict[str, Any]) -> None:
@@ -178,11 +212,13 @@ def registry(settings: Settings) -> Any:
     with _lock:
         if _exposed:
             return _exposed[0]
+        prime(
+            settings
+        )  # every known series at 0 from the first scrape (in multiprocess mode: this process's)
         if os.environ.get(MULTIPROC_ENV):
             exposed = CollectorRegistry()
             multiprocess.MultiProcessCollector(exposed)
         else:
-            metrics()  # the series exist (at 0) before the first scrape
             exposed = REGISTRY
         exposed.register(ClusterGauges(settings))
         _exposed.append(exposed)

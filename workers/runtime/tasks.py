@@ -41,6 +41,7 @@ from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import lifecycle, metrics
 from suture.workers.runtime.app import app
 from suture.workers.runtime.batch_tasks import build_rounds
+from suture.workers.runtime.callback_alerts import CallbackGivenUp
 from suture.workers.runtime.cpu_turns import cpu_turn, turn_given_back
 from suture.workers.runtime.deferral import defer
 from suture.workers.runtime.dispatcher import CeleryDispatcher
@@ -241,8 +242,10 @@ def watchdog(self: Task) -> Any:
 @cache
 def courier() -> Courier:
     """This process's callback courier (deliveries in flight on an event loop of their own)."""
+    from suture.workers.runtime.callback_alerts import reporter
+
     settings = worker_settings()
-    sender = Sender(get_store(settings), settings.webhook)
+    sender = Sender(get_store(settings), settings.webhook, on_given_up=reporter(settings))
     return Courier(sender, settings.webhook.concurrency)
 
 
@@ -251,6 +254,12 @@ def callback(self: Task, job_id: str, tag: str) -> Any:
     """Hand the job's callback ``tag`` to the courier; this thread never waits on the receiver."""
     courier().submit(Pending(job_id, tag))
     return "submitted"
+
+
+@app.task(name="suture.callback_given_up", throws=(CallbackGivenUp,))
+def callback_given_up(job_id: str, host: str, attempts: int, last: str) -> Any:
+    """Fail, so Flower lists a callback given up (the courier already counted and reported it)."""
+    raise CallbackGivenUp(job_id, host, attempts, last)
 
 
 lifecycle.connect(worker_settings, flow)

@@ -52,3 +52,6 @@ class Keys:
 
     def callbacks(self) -> str:
         return f"{self.prefix}:callbacks"
+
+    def workers_webhook(self) -> str:
+        return f"{self.prefix}:workers:webhook"

@@ -8,15 +8,19 @@ lost message: every pending callback sits in one sorted set, scored by the time 
 the ones past due again (``due``, then ``ready``). Layout (drawn with the rest in ``job_store``)::
 
     {p}:callbacks           sorted set: "<job id>|<tag>" scored by when the watchdog looks at it again
+    {p}:workers:webhook     the workers' callback target rules (``announce``), refreshed at each heartbeat
     {p}:job:<id>:flags      field callback:<tag> = "<attempts>|ready|sending|waiting", "sent", "failed"
+                            field callback-last:<tag> = the last attempt's outcome (JSON: attempts,
+                            last_status, last_error; never a body), for the job's status (``delivery``)
 
 ``tag`` is the job's round ("0", "1" after a resume) or "<round>-reviewed" for a reviewer's accept.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import redis
 
@@ -50,12 +54,14 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[2])
 return tonumber(attempts)
 """
 
-# KEYS: flags, callbacks; ARGV: field, member, final ('sent', 'failed' or '' to retry), retry_at_s.
+# KEYS: flags, callbacks; ARGV: field, member, final ('sent', 'failed' or '' to retry), retry_at_s,
+# the last attempt's field and outcome (JSON).
 FINISH = """
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 local attempts = string.match(v, '^(%d+)|')
 if not attempts then return 0 end
+redis.call('HSET', KEYS[1], ARGV[5], ARGV[6])
 if ARGV[3] ~= '' then
   redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
   redis.call('ZREM', KEYS[2], ARGV[2])
@@ -80,6 +86,21 @@ return 1
 """
 
 
+DeliveryState = Literal["pending", "delivered", "failed"]
+
+
+@dataclass(frozen=True)
+class LastAttempt:
+    """How a callback's latest delivery went: attempts so far, the HTTP status (None: none came), the error."""
+
+    attempts: int
+    status: int | None = None
+    error: str | None = None
+
+    def dumps(self) -> str:
+        return json.dumps({"attempts": self.attempts, "last_status": self.status, "last_error": self.error})
+
+
 @dataclass(frozen=True)
 class Pending:
     """One callback the outbox holds: the job and which of its results (round, or review)."""
@@ -94,6 +115,10 @@ class Pending:
     @property
     def field(self) -> str:
         return f"callback:{self.tag}"
+
+    @property
+    def last_field(self) -> str:
+        return f"callback-last:{self.tag}"
 
     @classmethod
     def parse(cls, member: str) -> Pending:
@@ -127,17 +152,35 @@ class Outbox:
         attempts = int(self._call(self._claim, item, [item.field, item.member, now_s, lease_until_s]))
         return attempts if attempts >= 0 else None
 
-    def sent(self, item: Pending) -> None:
+    def sent(self, item: Pending, last: LastAttempt) -> None:
         """Delivered: the receiver answered 2xx."""
-        self._call(self._finish, item, [item.field, item.member, "sent", 0])
+        self._finish_with(item, "sent", 0, last)
 
-    def give_up(self, item: Pending) -> None:
+    def give_up(self, item: Pending, last: LastAttempt) -> None:
         """Not delivered, and never will be (attempts ran out, or the target is refused)."""
-        self._call(self._finish, item, [item.field, item.member, "failed", 0])
+        self._finish_with(item, "failed", 0, last)
 
-    def retry_at(self, item: Pending, when_s: float) -> None:
+    def retry_at(self, item: Pending, when_s: float, last: LastAttempt) -> None:
         """Not delivered this time: one more attempt counted, due again at ``when_s``."""
-        self._call(self._finish, item, [item.field, item.member, "", when_s])
+        self._finish_with(item, "", when_s, last)
+
+    def _finish_with(self, item: Pending, final: str, when_s: float, last: LastAttempt) -> None:
+        args = [item.field, item.member, final, when_s, item.last_field, last.dumps()]
+        self._call(self._finish, item, args)
+
+    def delivery(self, job_id: str) -> dict[str, Any] | None:
+        """The delivery state of the job's latest callback (``delivery_of``); None if it owes none."""
+        return delivery_of(guarded(lambda: self._r.hgetall(self._keys.flags(job_id))))
+
+    def announce(self, rules: dict[str, Any], ttl_s: float) -> None:
+        """Say which callbacks the workers deliver (their target rules), for producers to check at enqueue."""
+        text = json.dumps(rules, sort_keys=True)
+        guarded(lambda: self._r.set(self._keys.workers_webhook(), text, px=max(1, int(ttl_s * 1000))))
+
+    def workers_rules(self) -> dict[str, Any] | None:
+        """The target rules the workers announced lately (None: no worker has, or not lately)."""
+        raw = guarded(lambda: self._r.get(self._keys.workers_webhook()))
+        return json.loads(raw) if raw else None
 
     def due(self, now_s: float, limit: int = 200) -> list[Pending]:
         """Callbacks past due (a retry, or a lost message or worker), oldest first."""
@@ -156,3 +199,28 @@ class Outbox:
     def _call(self, script: Any, item: Pending, args: list[Any]) -> Any:
         keys = [self._keys.flags(item.job_id), self._keys.callbacks()]
         return guarded(lambda: script(keys=keys, args=args))
+
+
+def delivery_of(flags: dict[str, str]) -> dict[str, Any] | None:
+    """The latest callback's delivery in a job's flags hash: ``state`` (pending, delivered, failed),
+    ``attempts`` made, and the latest attempt's ``last_status`` (HTTP) and ``last_error``; None if none is owed."""
+    tags = [name.removeprefix("callback:") for name in flags if name.startswith("callback:")]
+    if not tags:
+        return None
+    tag = max(tags, key=_tag_order)
+    value = str(flags[f"callback:{tag}"])
+    last = json.loads(flags.get(f"callback-last:{tag}") or "{}")
+    state: DeliveryState = "delivered" if value == "sent" else "failed" if value == "failed" else "pending"
+    attempts = int(last.get("attempts") or 0) if state != "pending" else int(value.split("|", 1)[0] or 0)
+    return {
+        "state": state,
+        "attempts": attempts,
+        "last_status": last.get("last_status"),
+        "last_error": last.get("last_error"),
+    }
+
+
+def _tag_order(tag: str) -> tuple[int, int]:
+    """Rounds in order, a reviewer's accept after its round's own callback."""
+    job_round, _, kind = tag.partition("-")
+    return (int(job_round) if job_round.isdigit() else -1, 1 if kind else 0)

@@ -2,7 +2,9 @@
 
 A callback is an http(s) URL (a Standard Webhooks POST of the job's result) or, only if listed in
 ``webhook.allowed_tasks``, a Celery task name. The same check runs for every entry point (the Python
-API, the CLI, the HTTP API) at enqueue, and again at delivery after resolving the host, so a callback
+API, the CLI, the HTTP API) at enqueue, against the producer's settings and the rules the workers
+announce (``target_rules``, refreshed with their heartbeat: a callback the workers would refuse is
+refused at enqueue, naming the settings that differ), and again at delivery after resolving the host, so a callback
 never reaches a loopback, private, link-local or metadata address unless ``webhook.allowed_hosts``
 names it. A merge or an attempt only publishes ``suture.callback`` (queue ``suture.callbacks``); the
 worker's courier delivers it within ``webhook.deadline_s`` and retries with backoff through the
@@ -18,6 +20,12 @@ delivery, start to outcome) and ``courier`` (deliveries in flight in a worker pr
 
 from __future__ import annotations
 
-from suture.workers.webhooks.targets import CallbackError, CallbackRefused, check_callback
+from suture.workers.webhooks.targets import (
+    CallbackError,
+    CallbackRefused,
+    check_callback,
+    check_callback_for_workers,
+    target_rules,
+)
 
-__all__ = ["CallbackError", "CallbackRefused", "check_callback"]
+__all__ = ["CallbackError", "CallbackRefused", "check_callback", "check_callback_for_workers", "target_rules"]

@@ -2,7 +2,9 @@
 
 ``suture.callback`` hands its callback to ``courier()`` and returns at once; the courier's loop
 (one daemon thread per process, started on first use and again after a fork) runs up to
-``webhook.concurrency`` deliveries at a time, each bounded by ``webhook.deadline_s``. Whatever
+``webhook.concurrency`` deliveries at a time, each bounded by ``webhook.deadline_s``, and waits out
+a failed delivery's backoff itself before the next attempt (so the gaps are the documented ones,
+not the watchdog's sweep interval). Whatever
 happens to the process, the outbox still holds every callback not marked sent, and the watchdog
 publishes it again once its lease ran out: delivery stays at least once.
 """
@@ -38,13 +40,19 @@ class Courier:
         return asyncio.run_coroutine_threadsafe(self._send(item), loop)
 
     async def _send(self, item: Pending) -> str:
+        """Deliver ``item``, then each retry when its backoff is over (waiting holds no slot)."""
         assert self._slots is not None
-        async with self._slots:
-            try:
-                return await self._sender.send(item)
-            except Exception:  # the lease runs out and the watchdog publishes it again
-                log.exception("job %s: callback %s: delivery error", item.job_id, item.tag)
-                return "error"
+        while True:
+            async with self._slots:
+                try:
+                    outcome = await self._sender.send(item)
+                except Exception:  # the lease runs out and the watchdog publishes it again
+                    log.exception("job %s: callback %s: delivery error", item.job_id, item.tag)
+                    return "error"
+            if outcome.name != "retry":
+                return outcome.name
+            # The retry is due in the outbox too: if this process dies while waiting, the watchdog sends it.
+            await asyncio.sleep(outcome.retry_in_s)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:

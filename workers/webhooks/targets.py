@@ -48,6 +48,37 @@ class Target:
     port: int
 
 
+# The webhook settings that decide whether a callback is called at all (the others shape its delivery).
+RULE_FIELDS = ("require_https", "allowed_hosts", "allowed_tasks", "max_url_chars")
+
+
+def target_rules(settings: WebhookSettings) -> dict[str, Any]:
+    """The settings that decide which callbacks are called, as the workers announce them."""
+    return {name: getattr(settings, name) for name in RULE_FIELDS}
+
+
+def check_callback_for_workers(callback: str, own: WebhookSettings, workers: dict[str, Any] | None) -> None:
+    """Raise CallbackRefused if the workers, judging by the rules they announced, would refuse ``callback``.
+
+    ``own`` are the producer's settings (already checked against); a refusal names the settings that
+    differ, so a ``suture serve`` configured apart from its workers says why at enqueue, not at delivery.
+    """
+    if not workers:
+        return
+    known = {name: workers[name] for name in RULE_FIELDS if name in workers}
+    theirs = own.model_copy(update=known)
+    try:
+        check_callback(callback, theirs)
+    except CallbackRefused as exc:
+        differ = [f"{name}={known[name]!r}" for name in known if known[name] != getattr(own, name)]
+        where = (
+            f" (the workers' webhook settings differ from this process's: {', '.join(differ)})"
+            if differ
+            else ""
+        )
+        raise CallbackRefused(callback, f"the workers would refuse it: {exc.reason}{where}") from None
+
+
 def is_url(callback: str) -> bool:
     """True if the callback is meant as a URL (it names a scheme), not as a task name."""
     return "://" in callback or callback.lower().startswith(SCHEMES)

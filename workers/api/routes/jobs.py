@@ -21,6 +21,7 @@ from suture.workers.api.context import BEARER, api_caller, service
 from suture.workers.api.problems import ProblemError, problem_responses, validation_problem
 from suture.workers.api.schemas import (
     JOB_ID_PATTERN,
+    CallbackDelivery,
     Cancelled,
     CancelRequest,
     JobAccepted,
@@ -136,7 +137,9 @@ def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
     handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
     status = handle.status()
     result = handle.result(timeout_s=0) if status in _FINAL else None
-    return JobView(job_id=job_id, status=status, result=result)
+    callback = handle.callback()
+    delivery = CallbackDelivery.model_validate(callback) if callback else None
+    return JobView(job_id=job_id, status=status, result=result, callback=delivery)
 
 
 @router.get("/jobs/{job_id}/trace", response_model=TraceView, summary="Every attempt of a job",
