@@ -40,6 +40,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--flower", action="store_true", help="also start Flower")
     parser.add_argument("--port-flower", type=int, default=0, help="Flower's port (default: a free one)")
     parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the workers' Prometheus ports: N, N+1, ... one per worker process "
+        "(default: worker.metrics_port, else free ports)",
+    )
+    parser.add_argument(
         "--env",
         action="store_true",
         help="print the running stack's settings as shell `export` lines (they hold its password) and exit",
@@ -54,6 +62,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1, got {args.workers}")
     if args.concurrency is not None and args.concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.metrics_port is not None and not 1 <= args.metrics_port <= 65535 - 2 * args.workers:
+        raise UsageError(
+            f"--metrics-port must be a port number with room for every worker, got {args.metrics_port}"
+        )
     try:
         settings = load_settings(args.config)
     except ConfigError as exc:
@@ -72,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
         flower=args.flower,
         flower_port=args.port_flower,
         redis_url=stack_redis_url(),
+        metrics_port=args.metrics_port,
     )
     stop = shutdown.current()
     stop.farewell(lambda: _farewell(stack, stop.rerun()), exit_code=0)  # stopping `up` is its normal end

@@ -90,6 +90,7 @@ class LocalStack:
         flower: bool = False,
         flower_port: int = 0,
         redis_url: str | None = None,
+        metrics_port: int | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -107,6 +108,8 @@ class LocalStack:
         self.workdir: Path | None = None
         self.started: Settings | None = None
         self.metrics_urls: list[str] = []  # one per worker: per-worker series, summed by Prometheus
+        # The first worker's metrics port, the next ones counting up (a fixed Prometheus config); None: free ones.
+        self.metrics_port = metrics_port if metrics_port is not None else settings.worker.metrics_port
 
     def __enter__(self) -> Settings:
         return self.start()
@@ -219,7 +222,7 @@ class LocalStack:
         names: list[str] = []
         for i in range(self.workers):
             for name, argv in worker_roles(i, self.concurrency):
-                port = free_port()
+                port = self.metrics_port + len(names) if self.metrics_port else free_port()
                 env = child_env(settings) | {"SUTURE_WORKER__METRICS_PORT": str(port)}
                 self._spawn(f"worker {name}", argv, env=env)
                 self.metrics_urls.append(f"http://127.0.0.1:{port}/metrics")

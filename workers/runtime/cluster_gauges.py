@@ -25,6 +25,8 @@ class ClusterGauges:
         "suture_jobs_unfinished",
         "suture_jobs_past_deadline",
         "suture_jobs_waiting",
+        "suture_jobs_waiting_oldest_seconds",
+        "suture_workers_alive",
     )
 
     def __init__(self, settings: Settings) -> None:
@@ -63,6 +65,35 @@ class ClusterGauges:
             for job_class, count in waiting.items():
                 family.add_metric([job_class], count)
             yield family
+        yield from self._backlog()
+
+    def _backlog(self) -> Iterator[Any]:
+        """How old the oldest waiting job of each class is (0: none waits), and how many workers beat lately."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        from suture.workers.store.job_store import get_store
+        from suture.workers.store.watchlist import WORKER_SILENT_BEATS
+
+        now = time.time()
+        silent_s = WORKER_SILENT_BEATS * self._settings.worker.watchdog_interval_s
+        try:
+            store = get_store(self._settings)
+            oldest = store.waiting.oldest_created()
+            alive = store.watchlist.live_workers(now, silent_s)
+        except Exception as exc:  # the store is down: no backlog gauges this scrape
+            log.info("metrics: cannot read the backlog: %s", type(exc).__name__)
+            return
+        family = GaugeMetricFamily(
+            "suture_jobs_waiting_oldest_seconds",
+            "Age of the oldest new job the dispatcher has not sent yet (0: none waits)",
+            labels=["priority"],
+        )
+        for job_class, created_s in oldest.items():
+            family.add_metric([job_class], max(0.0, now - created_s) if created_s is not None else 0.0)
+        yield family
+        yield GaugeMetricFamily(
+            "suture_workers_alive", f"Workers whose clock beat in the last {silent_s:g} s", value=alive
+        )
 
     def _queues(self) -> dict[str, int] | None:
         from suture.workers.runtime.app import configure, waiting_messages

@@ -21,6 +21,7 @@ from celery.exceptions import Reject
 from suture.config.settings import Settings
 from suture.workers.model.budget_math import countdown_cap_s, countdown_s
 from suture.workers.model.budgeted_caller import CallDeferred
+from suture.workers.runtime import metrics
 from suture.workers.runtime.app import app
 from suture.workers.runtime.publish import publish
 from suture.workers.runtime.queue_order import BULK_AHEAD_QUEUE
@@ -42,4 +43,6 @@ def defer(
     except outages as exc:  # the broker is away: this very message comes back instead
         raise Reject(type(exc).__name__, requeue=True) from None
     log.info("%s%r deferred %.2f s: %s", task.name, tuple(args), wait_s, deferred)
+    reason = "budget" if deferred.reason == "budget" else "provider_429"  # known_labels.DEFERRAL_REASONS
+    metrics.call_deferred(deferred.model, reason, wait_s)
     return DEFERRED

@@ -21,6 +21,7 @@ from suture.tasks.vocabulary import AttemptOutcome
 
 NO_CAUSE = "none"
 GIVEN_UP_REASONS = ("attempts", "refused")
+DEFERRAL_REASONS = ("budget", "provider_429")
 # Causes a soft delivery can have; every other cause ends a job failed (``suture.tasks.causes``).
 SOFT_CAUSES = ("exhausted", "budget", "deadline", "worker_lost")
 

@@ -11,9 +11,10 @@ counters at 0 and Prometheus' ``rate()``/``increase()`` treat that as a counter 
 shows the same cluster-wide value (aggregate them with ``max``). ``render()`` gives the text for
 ``suture serve``'s ``/metrics``: that process's own series and the cluster gauges.
 
-Not yet: ``suture_rate_limit_wait_seconds`` (a histogram of time spent waiting for a provider's
-RPM/TPM limits) belongs here once those limits land; observe it in the limiter, beside
-``calls_in_flight``. ``prometheus_client`` is imported only when a metric is first used, so a
+A model call that must wait for its budget (``limits``) or after a 429 is deferred, not slept on
+(``suture.workers.runtime.deferral``): ``suture_model_calls_deferred_total`` counts those and
+``suture_model_deferred_seconds_total`` the waits. ``prime`` creates every series whose labels are
+known at start at 0 (``known_labels``). ``prometheus_client`` is imported only when a metric is first used, so a
 prefork worker can choose multiprocess mode before any metric exists.
 """
 
@@ -55,6 +56,8 @@ class Metrics:
     job_seconds: Any
     calls_in_flight: Any
     callbacks_given_up: Any
+    calls_deferred: Any
+    deferred_seconds: Any
 
 
 def metrics() -> Metrics:
@@ -102,6 +105,16 @@ def _new_metrics() -> Metrics:
             "Callbacks given up: attempts ran out, or the target was refused at delivery",
             ["reason"],
         ),
+        calls_deferred=Counter(
+            "suture_model_calls_deferred",
+            "Model calls deferred: their model's budget (limits) was spent, or the provider answered 429",
+            ["model", "reason"],
+        ),
+        deferred_seconds=Counter(
+            "suture_model_deferred_seconds",
+            "Seconds model calls were deferred for (the countdowns of their re-published tasks)",
+            ["model", "reason"],
+        ),
     )
 
 
@@ -122,10 +135,20 @@ def prime(settings: Settings) -> None:
                     m.attempts.labels(contract, mode, model, outcome)
     for model in models:
         m.cost_usd.labels(model)
+        for reason in known.DEFERRAL_REASONS:
+            m.calls_deferred.labels(model, reason)
+            m.deferred_seconds.labels(model, reason)
         for kind in TOKEN_KINDS:
             m.tokens.labels(model, kind)
     for reason in known.GIVEN_UP_REASONS:
         m.callbacks_given_up.labels(reason)
+
+
+def call_deferred(model: str, reason: str, wait_s: float) -> None:
+    """Count one deferred model call (``budget`` or ``provider_429``) and the seconds it waits."""
+    m = metrics()
+    m.calls_deferred.labels(model, reason).inc()
+    m.deferred_seconds.labels(model, reason).inc(max(0.0, wait_s))
 
 
 def callback_given_up(reason: str) -> None:

@@ -148,6 +148,25 @@ class WaitingJobs:
             counts[job_class][tenant] = int(length)
         return counts
 
+    def oldest_created(self) -> dict[PriorityClass, float | None]:
+        """When the oldest job still waiting in each class was created (epoch seconds; None: none waits)."""
+        tenants = self.tenants()
+        pairs = [(c, t) for c in PRIORITY_CLASSES for t in tenants[c]]
+        pipe = self._r.pipeline(transaction=False)
+        for job_class, tenant in pairs:
+            pipe.lindex(self.list_key(job_class, tenant), -1)  # pushed left, taken right: the oldest
+        heads = guarded(pipe.execute) if pairs else []
+        pipe = self._r.pipeline(transaction=False)
+        for head in heads:
+            pipe.hget(self._keys.job(as_text(head)) if head else self._keys.job("-"), "created_s")
+        created = guarded(pipe.execute) if heads else []
+        oldest: dict[PriorityClass, float | None] = dict.fromkeys(PRIORITY_CLASSES)
+        for (job_class, _tenant), at in zip(pairs, created, strict=True):
+            if at is not None:
+                current = oldest[job_class]
+                oldest[job_class] = float(at) if current is None else min(current, float(at))
+        return oldest
+
     def sent_unfinished(self, counts: dict[PriorityClass, dict[str, int]] | None = None) -> int:
         """Jobs sent to the workers and not finished yet: the unfinished jobs less those still waiting
         (``counts``: the waiting counts just read, if the caller has them)."""

@@ -116,6 +116,10 @@ class Watchlist:
             guarded(lambda: self._r.hdel(self._keys.worker_slots(), *gone))
         return sum(n for owner, n in by_owner.items() if owner in live_owners)
 
+    def live_workers(self, now_s: float, silent_s: float) -> int:
+        """How many workers beat within the last ``silent_s``."""
+        return int(guarded(lambda: self._r.zcount(self._keys.workers(), now_s - silent_s, "+inf")))
+
     def last_worker_seen(self) -> float | None:
         """When any worker last beat (epoch seconds), or None if none has in the last day."""
         latest = guarded(lambda: self._r.zrevrange(self._keys.workers(), 0, 0, withscores=True))

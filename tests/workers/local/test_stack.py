@@ -9,6 +9,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -26,6 +27,7 @@ from suture.config.settings import Settings, load_settings
 from suture.workers.local import discovery
 from suture.workers.local.stack import LocalStack, masked, redis_binary, sweep_stale_workdirs
 from tests.fixtures.processes import children, still_running
+from tests.fixtures.redis_server import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -154,6 +156,19 @@ def check_flower_login(line: str, page: str = "/") -> None:
         assert response.status == 200
 
 
+def free_port_pair() -> int:
+    """A free port whose next one is free too (the two workers' metrics ports)."""
+    for _ in range(50):
+        port = free_port()
+        with socket.socket() as probe:
+            try:
+                probe.bind(("127.0.0.1", port + 1))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no two free ports in a row")
+
+
 def _basic(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode()
 
@@ -190,9 +205,11 @@ def up_env(tmp_path: Path, redis_url: str | None = None) -> dict[str, str]:
 def test_suture_up_serves_then_stops_every_child_and_its_state_file(
     redis_url: str, tmp_path: Path, signum: int, flower: bool
 ) -> None:
-    # Given `suture up` on an existing Redis (REDIS_URL) with no model configured
+    # Given `suture up` on an existing Redis (REDIS_URL) with no model configured (and, once, fixed metrics ports)
     env = up_env(tmp_path, redis_url)
+    first_port = None if flower else free_port_pair()
     argv = [sys.executable, "-m", "suture", "up", *(["--flower"] if flower else [])]
+    argv += ["--metrics-port", str(first_port)] if first_port else []
     with subprocess.Popen(
         argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     ) as process:
@@ -209,9 +226,15 @@ def test_suture_up_serves_then_stops_every_child_and_its_state_file(
             # ...each worker's Prometheus metrics, and Flower's API behind the same login as its UI
             metrics = urls["metrics"].split()
             assert len(metrics) == 2
+            if first_port:
+                assert metrics == [f"http://127.0.0.1:{first_port + i}/metrics" for i in (0, 1)]
             for url in metrics:
                 with urllib.request.urlopen(url, timeout=5) as response:
-                    assert b"suture_jobs_unfinished" in response.read()
+                    exposed = response.read().decode()
+                # ...each with its counters at 0 before any job: an alert on increase() sees the first failure
+                assert "suture_jobs_unfinished" in exposed
+                assert re.search(r'suture_jobs_finished_total\{[^}]*cause="auth"[^}]*\} 0\.0', exposed)
+                assert 'suture_callbacks_given_up_total{reason="attempts"} 0.0' in exposed
             if flower:
                 check_flower_login(urls["flower"], "/api/workers")
             state = Path(urls["state"].split(" ")[0])
