@@ -15,7 +15,6 @@ Nothing here raises into the caller, and nothing is sent when Sentry is off.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +55,7 @@ class JobFacts:
     origin: dict[str, Any] = field(default_factory=dict)
     public_url: str | None = None
     sensitive: Sequence[str] = field(default_factory=tuple, repr=False)
+    tenant: str | None = None
 
 
 def report_final(result: dict[str, Any], facts: JobFacts) -> str | None:
@@ -137,8 +137,28 @@ def remaining_failures(result: dict[str, Any], sensitive: Sequence[str]) -> dict
     return {"count": len(failures), "shown": shown}
 
 
-def review(facts: JobFacts) -> dict[str, str]:
-    """How a person sees and fixes the job: the review page, or the CLI commands."""
+# What to fix for a failed job, by cause: resume applies to soft-delivered jobs only, never to these.
+FAILED_HINTS = {
+    "auth": "the provider refused the API key: check OPENAI_API_KEY (openai_api_key) on the workers, then enqueue again",
+    "bad_request": "the provider refused the request: check the model names in the policy and the client settings",
+    "deadline": "the job ran past worker.job_deadline_s: add model workers for the backlog, or raise the setting",
+    "budget": "the next step would exceed the policy's budget_usd: raise it, or start with a cheaper model",
+    "provider_unavailable": "the provider answered 429/5xx: set its limits (limits:), wait, then enqueue again",
+    "invalid_output": "the model never produced parseable output: raise client.max_completion_tokens, or change model",
+    "worker_lost": "workers died on the job: check their memory and worker.time_limit_s, then enqueue again",
+}
+
+
+def review(facts: JobFacts, result: dict[str, Any] | None = None) -> dict[str, str]:
+    """How a person sees and fixes the job: the review page, or the CLI commands; for a failed job, a
+    hint by its cause (a failed job cannot be resumed: it is enqueued again once the cause is fixed)."""
+    result = result or {}
+    if result.get("status") == "failed":
+        cause = str(result.get("cause") or "")
+        hint = FAILED_HINTS.get(cause, "see the reason in contexts.job, fix it, then enqueue the job again")
+        return {"see": f"suture result {facts.job_id}", "fix": hint}
+    if result.get("status") == "refused":
+        return {"see": f"suture result {facts.job_id}", "fix": "the model refused the document: check it"}
     url = review_url(facts.public_url, facts.job_id)
     if url:
         return {"url": url}
@@ -164,6 +184,7 @@ def _tags(
         "simulated": str(summary["simulated"]).lower(),
         "job_id": facts.job_id,
         "policy": facts.policy or "default",
+        "tenant": (facts.tenant or "none")[:MAX_TAG_CHARS],
     }
     if facts.batch:
         tags["batch"] = facts.batch[:MAX_TAG_CHARS]
@@ -177,7 +198,7 @@ def _contexts(result: dict[str, Any], facts: JobFacts, summary: dict[str, Any]) 
     job = {
         "job_id": facts.job_id,
         "contract": facts.contract,
-        "params": json.dumps(facts.params, sort_keys=True)[:MAX_TAG_CHARS],
+        "params": facts.params,  # structured, whole (content keys are filtered by before_send)
         "policy": facts.policy or "default",
         "reason": scrub_text(str(result.get("reason") or ""), facts.sensitive)[: MAX_MESSAGE_CHARS * 2],
         "cause": result.get("cause"),
@@ -186,7 +207,7 @@ def _contexts(result: dict[str, Any], facts: JobFacts, summary: dict[str, Any]) 
     contexts: dict[str, Any] = {
         "job": job,
         "remaining_failures": remaining_failures(result, facts.sensitive),
-        "review": review(facts),
+        "review": review(facts, result),
         "attempt_summary": summary,
     }
     origin = {k: v for k, v in facts.origin.items() if v is not None}

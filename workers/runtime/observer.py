@@ -116,6 +116,7 @@ class RuntimeObserver:
             origin=origin,
             public_url=self._settings.api.public_url,
             sensitive=sensitive,
+            tenant=record.tenant,
         )
 
 

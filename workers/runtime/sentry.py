@@ -52,6 +52,7 @@ def init_sentry(settings: Settings) -> bool:
     configured = settings.sentry.environment
     sentry_sdk.init(
         dsn=dsn,
+        release=release(),
         environment=configured or PRODUCTION,
         integrations=[CeleryIntegration(), LoggingIntegration(level=logging.INFO, event_level=None)],
         include_local_variables=False,
@@ -63,6 +64,16 @@ def init_sentry(settings: Settings) -> bool:
         before_breadcrumb=_drop_breadcrumb_data,
     )
     return True
+
+
+def release() -> str | None:
+    """``suture@<version>`` of the installed package (None if it is not installed as one)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"suture@{version('suture')}"
+    except PackageNotFoundError:
+        return None
 
 
 def ensure_sentry(settings: Settings) -> bool:

@@ -2,8 +2,9 @@
 
 Messages carry only ids (job id, attempt number, pointer), never documents or outputs, and set
 ``argsrepr``/``kwargsrepr`` explicitly so Flower and Sentry show exactly that. A task that ends
-its job returns how it ended (``delivered``, ``soft_delivered``, ``failed:<cause>``, ``refused``,
-``cancelled``), so Flower's ``result:soft_delivered`` search finds it. Errors: a Redis or broker
+its job returns how it ended (``delivered``, ``soft_delivered``, ``refused``, ``cancelled``), so
+Flower's ``result:soft_delivered`` search finds it, or, for a failed job, raises ``JobFailed('failed:<cause> ...')``
+after the result was stored, so Flower's Failed tab lists it. Errors: a Redis or broker
 outage (``StoreUnavailable``, a failed publish) re-runs the step in-process with backoff (steps are
 idempotent), then requeues the same message; any other unexpected error is reported once to Sentry
 (``incidents.report_internal``), gives the job up (cause ``internal``: its best output, or failed)
@@ -75,8 +76,21 @@ class InternalError(Exception):
         self.reason = reason
 
 
+class JobFailed(Exception):
+    """The task that ended its job ``failed`` ends in FAILURE with it, after the result was stored once.
+
+    So Flower's Failed tab (``state:FAILURE``) lists failed jobs; the job's own Sentry event was sent
+    by the delivery (``suture.workers.runtime.alerts``), so this one is expected, not reported again.
+    """
+
+    def __init__(self, ending: str, job_id: str) -> None:
+        super().__init__(f"{ending} (job {job_id}; its result is stored: suture result {job_id})")
+        self.ending = ending
+        self.job_id = job_id
+
+
 # Expected by Celery: logged without a traceback, and not sent again by Sentry's Celery integration.
-THROWS = (InternalError,)
+THROWS = (InternalError, JobFailed)
 
 
 @cache
@@ -140,6 +154,19 @@ def _limited_caller(settings: Settings, client: Any) -> Callable[[ModelCall], Mo
 
 
 def _run(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
+    """Run one execution of a task; the one that ended its job ``failed`` raises ``JobFailed`` after.
+
+    Only the execution whose once-only write stored the result returns the ending (a duplicate
+    returns ``duplicate`` or ``already_ended``), and the failure is raised after that write, with the
+    message acknowledged as for any other ending: nothing runs again.
+    """
+    outcome = _execute(task, job_id, step)
+    if isinstance(outcome, str) and outcome.startswith("failed"):
+        raise JobFailed(outcome, job_id)
+    return outcome
+
+
+def _execute(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
     """Run one execution of a task: ``step(token)``, re-run through outages with the same token."""
     token = uuid.uuid4().hex
     try:

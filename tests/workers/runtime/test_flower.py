@@ -167,11 +167,12 @@ def test_flower_shows_progress_while_a_job_runs_and_how_each_job_ended(
         configure(stack.settings).send_task("suture.attempt", args=[job_id, 1], queue="suture.model")
         assert get_store(stack.settings).wait_result(job_id, timeout_s=30) is not None
 
-        # Then its task ends FAILURE (scrubbed), and the delivery that gave the job up says failed:internal
+        # Then its task ends FAILURE (scrubbed), and the delivery that gave the job up ends FAILURE too,
+        # saying failed:internal (Flower's Failed tab lists the failed job)
         def failed(body: dict[str, Any]) -> bool:
             return {(t.get("name"), t.get("state")) for t in body.values()} >= {
                 ("suture.attempt", "FAILURE"),
-                ("suture.deliver", "SUCCESS"),
+                ("suture.deliver", "FAILURE"),
             }
 
         tasks = server.wait_for(f"/api/tasks?search={job_id}", failed)
@@ -179,7 +180,7 @@ def test_flower_shows_progress_while_a_job_runs_and_how_each_job_ended(
         assert by_name["suture.attempt"]["exception"].startswith(
             "InternalError('internal error in suture.attempt"
         )
-        assert by_name["suture.deliver"]["result"] == "'failed:internal'"
+        assert by_name["suture.deliver"]["exception"].startswith(f"JobFailed('failed:internal (job {job_id}")
         assert CANARY[:16] not in json.dumps(tasks)
         # ...and no watchdog tick ever became a task, though the clock swept every 2 s meanwhile
         assert not [t for t in server.get_json("/api/tasks").values() if t.get("name") == "suture.watchdog"]

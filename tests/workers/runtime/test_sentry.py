@@ -98,6 +98,7 @@ def facts(public_url: str | None = None, job_id: str = "job-123") -> JobFacts:
         origin={"file": "photosynthesis.md", "section": 2, "title": "Light reactions", "pages": None},
         public_url=public_url,
         sensitive=[DOCUMENT, OUTPUT_TEXT],
+        tenant="acme",
     )
 
 
@@ -127,6 +128,7 @@ def test_soft_delivery_sends_one_warning_a_person_can_act_on(sentry_on: SentryEn
     assert tags["failure_codes"] == "answer_position_skew,imbalanced_options"
     assert (tags["code.imbalanced_options"], tags["code.answer_position_skew"]) == ("2", "1")
     assert (tags["policy"], tags["batch"], tags["job_id"]) == ("full-only", "batch-7", "job-123")
+    assert tags["tenant"] == "acme" and event["release"].startswith("suture@")
     # ...the remaining failures as pointer, code and message (scrubbed of the quiz's text)
     remaining = event["contexts"]["remaining_failures"]
     assert remaining["count"] == 3
@@ -142,7 +144,7 @@ def test_soft_delivery_sends_one_warning_a_person_can_act_on(sentry_on: SentryEn
         "retries exhausted",
         "full-only",
         "quiz",
-        '{"questions": 3}',
+        {"questions": 3},  # structured, not a cut string
     )
     assert event["contexts"]["origin"] == {
         "file": "photosynthesis.md",
@@ -225,6 +227,22 @@ def test_hard_failures_group_by_cause_with_the_cause_in_the_title(
         (message, level, fingerprint, cause or "none")
     ]
     assert_no_secrets_or_content(sentry_on)
+
+
+@pytest.mark.parametrize(
+    ("cause", "hint"),
+    [("auth", "OPENAI_API_KEY"), ("deadline", "worker.job_deadline_s"), ("budget", "budget_usd")],
+)
+def test_a_failed_job_hints_at_its_cause_never_at_resume(
+    sentry_on: SentryEndpoint, cause: str, hint: str
+) -> None:
+    # When a job that failed for a cause is reported
+    report_final(make_result("failed") | {"cause": cause}, facts())
+
+    # Then its event says what to fix for that cause, and never suggests resume (which refuses failed jobs)
+    [event] = sent_events(sentry_on, 1)
+    review = event["contexts"]["review"]
+    assert hint in review["fix"] and "resume" not in json.dumps(review)
 
 
 @pytest.mark.parametrize("status", ["soft_delivered", "failed"])
