@@ -267,13 +267,20 @@ def cancel(
 
 
 def resume(
-    job_id: str, feedback: str, *, targets: Sequence[str] = (), settings: Settings | None = None, tenant: str | None = None
-) -> JobHandle:  # fmt: skip
+    job_id: str,
+    feedback: str,
+    *,
+    targets: Sequence[str] = (),
+    callback: str | None = None,
+    settings: Settings | None = None,
+    tenant: str | None = None,
+) -> JobHandle:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
     The delivered result moves to the job's history; the job runs again as a new round, ending with a
-    new result (a callback given at enqueue fires once more).
-    With ``targets`` (JSON pointers; one naming nothing: ``InvalidJob``) only those parts are regenerated.
+    new result (a callback given at enqueue fires once more; ``callback`` replaces it from this round
+    on, checked as at enqueue). With ``targets`` (JSON pointers; one naming nothing: ``InvalidJob``)
+    only those parts are regenerated.
     """
     from suture.tasks import engine
     from suture.tasks.feedback import MAX_FEEDBACK_CHARS
@@ -284,6 +291,11 @@ def resume(
         size = f"has {len(text)} characters; at most {MAX_FEEDBACK_CHARS} are allowed"
         raise InvalidJob(f"feedback {size if text else 'is empty'}", field="feedback")
     store = get_store(settings)
+    if callback is not None:
+        from suture.workers.admission import check_callback_of_job
+
+        check_callback_of_job(callback, settings)
+        _check_callback_for_workers(callback, store, settings)
     record = store.load(job_id)
     check_owner(job_id, record.tenant, tenant)  # another tenant's job: JobNotFound
     if record.status != "soft_delivered" or record.state is None:
@@ -292,7 +304,10 @@ def resume(
         state = engine.resume(record.delivered_state(), text, targets)
     except engine.EngineError as exc:
         raise InvalidJob(exc.problem, field="target") from None
-    spec = record.job_spec.model_copy(update={"feedback": [*record.job_spec.feedback, text]})
+    changed: dict[str, Any] = {"feedback": [*record.job_spec.feedback, text]}
+    spec = record.job_spec.model_copy(
+        update=changed | ({"callback": callback} if callback is not None else {})
+    )
     deadline_s = time.time() + job_deadline_s(settings, spec)
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))

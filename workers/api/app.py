@@ -79,6 +79,9 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     components["JobUpload"]["properties"]["file"] = {"type": "string", "format": "binary"}
     for body in ("JobRequest", "JobUpload"):  # every contract this process knows, its users' included
         components[body]["properties"]["contract"]["enum"] = list(contract_names())
+    for name, body in components.items():
+        if "properties" in body:
+            _as_served(body, nullable=name != "JobUpload")
     for path in schema["paths"].values():
         for operation in path.values():
             _problem_content(operation)
@@ -86,6 +89,19 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components.pop(unused, None)
     app.openapi_schema = schema
     return schema
+
+
+def _as_served(body: dict[str, Any], *, nullable: bool) -> None:
+    """Optional fields as the server takes them: no ``default: null`` (generators read it as required),
+    and in a multipart form, where no field can be null (an empty or absent field is "not given"), no null."""
+    for field in body["properties"].values():
+        if field.get("default", ...) is None:
+            del field["default"]
+        variants = field.get("anyOf")
+        if not nullable and variants and {"type": "null"} in variants:
+            rest = [v for v in variants if v != {"type": "null"}]
+            field.pop("anyOf")
+            field.update(rest[0] if len(rest) == 1 else {"anyOf": rest})
 
 
 def _problem_content(operation: dict[str, Any]) -> None:

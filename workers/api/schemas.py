@@ -105,11 +105,21 @@ class TraceView(BaseModel):
 
 
 class ResumeRequest(BaseModel):
-    """A person's feedback for another round of a soft-delivered job."""
+    """A person's feedback for another round of a soft-delivered job (as ``suture resume``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     feedback: str = Field(min_length=1, max_length=MAX_FEEDBACK_CHARS)
+    targets: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_QUESTIONS,
+        description="JSON Pointers of the parts to regenerate (as `suture resume --target`); none: the whole output",
+    )
+    callback: str | None = Field(
+        None,
+        max_length=2048,
+        description="A new callback URL for this round and the next (checked as at enqueue)",
+    )
 
 
 class CancelRequest(BaseModel):

@@ -105,6 +105,7 @@ def test_cancel_then_resume_change_jobs_as_the_cli_would(
     celery_stack: Callable[..., CeleryStack],
     scripted_model: Callable[..., Any],
     api_server: Callable[..., ApiServer],
+    recording_receiver: Callable[..., Any],
 ) -> None:
     # Given a model that soft-delivers under full-only (one question stays imbalanced) unless told
     model = scripted_model(questions=4, imbalanced=1, latency_s=0.3)
@@ -124,11 +125,23 @@ def test_cancel_then_resume_change_jobs_as_the_cli_would(
     soft = server.call("POST", "/v1/jobs", json={"input": document(4), "questions": 4, "policy": "full-only"})
     job_id = soft.json()["job_id"]
     assert finished(server, job_id)["status"] == "soft_delivered"
-    resumed = server.call("POST", f"/v1/jobs/{job_id}/resume", json={"feedback": "Balance every option."})
-    # Then it runs a new round and is delivered; resuming a delivered job is a 409
+    # ...naming the parts to regenerate (as `suture resume --target`) and a new callback
+    pointer = "/" + "/".join(finished(server, job_id)["result"]["failures"][0]["pointer"].split("/")[1:3])
+    receiver = recording_receiver()
+    bad = server.call("POST", f"/v1/jobs/{job_id}/resume", json={"feedback": "x", "targets": ["/nowhere"]})
+    assert bad.status_code == 422 and bad.json()["field"] == "target"
+    resumed = server.call(
+        "POST",
+        f"/v1/jobs/{job_id}/resume",
+        json={"feedback": "Balance every option.", "targets": [pointer], "callback": receiver.url},
+    )
+    # Then it runs a new round and is delivered, and the new callback gets that round's result;
+    # resuming a delivered job is a 409
     assert resumed.status_code == 202 and resumed.headers["Location"] == f"/v1/jobs/{job_id}"
     wait_for(lambda: server.call("GET", f"/v1/jobs/{job_id}").json()["status"] == "delivered", timeout_s=60)
     assert finished(server, job_id)["result"]["round"] == 1
+    wait_for(lambda: len(receiver.received()) == 1, timeout_s=30)
+    assert receiver.received()[0].headers["webhook-id"] == f"{job_id}_1"
     refused = server.call("POST", f"/v1/jobs/{job_id}/resume", json={"feedback": "again"})
     assert refused.status_code == 409 and refused.json()["code"] == "not-resumable"
 

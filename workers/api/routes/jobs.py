@@ -174,8 +174,16 @@ def resume_job(
     request: Request, response: Response, job_id: JobId, caller: ApiCaller, body: ResumeRequest
 ) -> JobAccepted:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget (history kept);
+    ``targets`` (JSON Pointers) regenerates only those parts, ``callback`` replaces the job's callback;
     another key's job: 404."""
-    handle = producer.resume(job_id, body.feedback, settings=service(request).settings, tenant=caller.tenant)
+    handle = producer.resume(
+        job_id,
+        body.feedback,
+        targets=body.targets,
+        callback=body.callback,
+        settings=service(request).settings,
+        tenant=caller.tenant,
+    )
     response.headers["Location"] = f"/v1/jobs/{handle.id}"
     return JobAccepted(job_id=handle.id, status="queued")
 
