@@ -92,7 +92,8 @@ class AsyncJobHandle:
 
     async def callback(self) -> dict[str, Any] | None:
         """The delivery of the job's latest callback, as ``JobHandle.callback`` gives it."""
-        return delivery_of(await _state(self._settings).client.hgetall(self._keys.flags(self.id)))
+        flags = await _state(self._settings).client.hgetall(self._keys.flags(self.id))
+        return delivery_of({str(name): str(value) for name, value in flags.items()})  # decoded: str already
 
     async def events(self) -> AsyncIterator[dict[str, Any]]:
         """The job's events as they come, ending with ``delivered`` (at once if it already was)."""

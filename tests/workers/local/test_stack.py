@@ -396,6 +396,7 @@ async def main():
     result = await handle.result(timeout_s=60)
     again = await aio.get_job(handle.id)
     assert await again.status() == result["status"]
+    assert await again.callback() is None  # it asked for none
     print(status, result["status"])
     await aio.close()
 
