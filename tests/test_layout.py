@@ -110,6 +110,7 @@ ENVIRONMENT_HANDOFFS = {
     "workers/runtime/metrics.py": "PROMETHEUS_MULTIPROC_DIR, prometheus_client's own, shared with the children",
     "workers/cli/serve_cmd.py": "the settings handed to `serve --workers N`'s server processes",
     "workers/cli/worker_cmd.py": "--metrics-port handed to the Celery worker's pool processes",
+    "workers/local/discovery.py": "a worker that found `suture up` hands its URLs to its tasks' settings and pool processes",
 }
 
 
