@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-fast check format bench soak clean browser promtool
+.PHONY: run test test-fast check format bench soak clean browser promtool clients
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ run: $(STAMP)
 
 # Everything but the soak variants, in two runs: the tests that start no process on both cores, then
 # those that start Redis, workers or servers one at a time (their timings assume a machine to themselves).
-test: $(STAMP) browser promtool
+test: $(STAMP) browser promtool clients
 	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not soak and not integration and not browser"
 	$(BIN)/python -m pytest -m "not soak and (integration or browser)"
 
@@ -53,6 +53,22 @@ promtool:
 	  fi; \
 	fi
 
+# The generated-client tests compile a TypeScript client with npm's openapi-typescript, typescript and
+# openapi-fetch (tests/clients/typescript/package-lock.json); Debian's nodejs and npm run them.
+clients:
+	@if ! command -v npm >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Debian's nodejs and npm for the generated-client tests"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; \
+	  else \
+	    echo "no npm, and not root with apt-get: the generated-client tests will fail in CI (install nodejs, npm)"; \
+	  fi; \
+	fi
+	@if command -v npm >/dev/null && [ ! -d tests/clients/typescript/node_modules/typescript ]; then \
+	  npm ci --no-audit --no-fund --prefix tests/clients/typescript; \
+	fi
+
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -75,4 +91,4 @@ soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak tests/reliability
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .import_linter_cache
+	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .import_linter_cache tests/clients/typescript/node_modules

@@ -8,6 +8,7 @@ body and error: both request bodies of ``POST /v1/jobs`` (JSON and multipart), a
 from __future__ import annotations
 
 import gc
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -81,7 +82,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         components[body]["properties"]["contract"]["enum"] = list(contract_names())
     for name, body in components.items():
         if "properties" in body:
-            _as_served(body, nullable=name != "JobUpload")
+            _as_served(body, nullable=name != "JobUpload", request=name in REQUEST_BODIES)
     for path in schema["paths"].values():
         for operation in path.values():
             _problem_content(operation)
@@ -91,12 +92,23 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     return schema
 
 
-def _as_served(body: dict[str, Any], *, nullable: bool) -> None:
-    """Optional fields as the server takes them: no ``default: null`` (generators read it as required),
-    and in a multipart form, where no field can be null (an empty or absent field is "not given"), no null."""
+# Bodies a client sends: an optional field with a default is still optional to send.
+REQUEST_BODIES = frozenset({"JobRequest", "JobUpload", "ResumeRequest", "CancelRequest"})
+
+
+def _as_served(body: dict[str, Any], *, nullable: bool, request: bool) -> None:
+    """Optional fields as the server takes them: no ``default: null``, and in a request body no default
+    at all but in words (openapi-typescript v7 makes a field with a default required); in a multipart
+    form, where no field can be null (an empty or absent field is "not given"), no null."""
     for field in body["properties"].values():
-        if field.get("default", ...) is None:
-            del field["default"]
+        default = field.pop("default", None) if request else field.get("default", ...)
+        if default is None:
+            field.pop("default", None)
+        elif request:
+            said = f"Default: {json.dumps(default)}."
+            field["description"] = (
+                f"{field['description'].rstrip('.')}. {said}" if field.get("description") else said
+            )
         variants = field.get("anyOf")
         if not nullable and variants and {"type": "null"} in variants:
             rest = [v for v in variants if v != {"type": "null"}]
