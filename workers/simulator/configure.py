@@ -16,7 +16,7 @@ from suture.config.settings import Settings, SimulatorSettings
 from suture.workers.simulator.batches import BatchOptions
 from suture.workers.simulator.files import FileLimits
 from suture.workers.simulator.limits import RateLimit
-from suture.workers.simulator.profiles import UnitFaultRates, get_profile
+from suture.workers.simulator.profiles import ReaskSkill, UnitFaultRates, get_profile
 from suture.workers.simulator.prompt_cache import PromptCache
 from suture.workers.simulator.server import SimulatorServer
 from suture.workers.simulator.serving import SimulatorHandle
@@ -47,7 +47,11 @@ def server_from_settings(
     rates = {**sim.faults.overrides(), **(faults or {})}
     if rates:
         chosen = chosen.with_faults(**rates)
-    chosen = replace(chosen, unit_faults=UnitFaultRates(**sim.unit_faults.model_dump()))
+    chosen = replace(
+        chosen,
+        unit_faults=UnitFaultRates(**sim.unit_faults.model_dump()),
+        reask=ReaskSkill(sim.reask.fix_rate, sim.reask.keep_rate),
+    )
     windows = {
         model: price.context_tokens for model, price in settings.prices.items() if price.context_tokens
     }

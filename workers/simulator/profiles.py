@@ -89,6 +89,18 @@ CHAOS_FAULTS = FaultRates(
 
 
 @dataclass(frozen=True)
+class ReaskSkill:
+    """How a simulated model acts on feedback about a whole output it wrote (``reask``).
+
+    ``fix_rate`` None: derived per model and effort (``reask_skill.reask_fix_rate``); a number: every
+    model and effort fixes a named item this often (what ``bench_peers`` sweeps).
+    """
+
+    fix_rate: float | None = None
+    keep_rate: float = 0.95  # an item the feedback does not name is copied this often, else drawn afresh
+
+
+@dataclass(frozen=True)
 class Profile:
     """Everything that decides the simulator's answers apart from the request and the seed."""
 
@@ -105,6 +117,7 @@ class Profile:
     rules: QuizRules = field(default_factory=QuizRules)
     # Structural faults of outputs of other contracts, written from their schema (``contractgen``).
     unit_faults: UnitFaultRates = field(default_factory=UnitFaultRates)
+    reask: ReaskSkill = field(default_factory=ReaskSkill)  # whole-output feedback (``reask``)
     retry_after_s: float = 1.0  # Retry-After of a simulated 429, scaled by the latency scale
     slow_extra_s: float = 5.0  # extra delay of a "slow" fault, scaled by the latency scale
 
