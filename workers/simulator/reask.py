@@ -10,8 +10,9 @@ Real repair loops re-ask in two shapes, and the simulator hears both:
 Feedback names items the ways validators do: JSON Pointers (``/questions/3``), dotted or bracket
 paths (``questions.3``, ``questions[3]``), pydantic locations (``('questions', 3, ...)``,
 ``"loc": ["questions", 3]``) and words (``question 4``, counted from 1). Each named item is fixed at
-the re-ask fix rate (``reask_skill``) and otherwise drawn afresh; each unnamed item is copied at
-``ReaskSkill.keep_rate`` and otherwise drawn afresh. Feedback that names no item (a plain "try
+the re-ask fix rate (``reask_skill``) and otherwise comes back as it was, failure and all (a model's
+habit winning again, as for an unfixed slice); each unnamed item is copied at ``ReaskSkill.keep_rate``
+and otherwise drawn afresh at the model's bias. Feedback that names no item (a plain "try
 again") redraws the whole output, as every new prompt draws afresh (``bias``). An earlier output
 with another number of questions than the prompt asks for is not worth keeping: redrawn whole too.
 """
@@ -95,20 +96,25 @@ def write_reask(
     if not named or len(previous) != count:
         return write_quiz(prompt, traits, profile, rng)
     fix_rate = reask_fix_rate(traits, effort, profile.reask)
-    keep = [i not in named and rng.random() < profile.reask.keep_rate for i in range(count)]
+    # A named item is fixed at the fix rate, else it comes back as it was, failure and all (the model's
+    # habit winning again, as for an unfixed slice: ``quizgen.write_slice``); an unnamed one is copied at
+    # the keep rate, else drawn afresh at the model's bias.
     fixed = [i in named and rng.random() < fix_rate for i in range(count)]
+    stays = [
+        (i in named and not fixed[i]) or (i not in named and rng.random() < profile.reask.keep_rate)
+        for i in range(count)
+    ]
     writer = _ItemWriter(prompt, traits, profile, rng, count)
-    used = {str(q.get("source_quote")) for q, kept in zip(previous, keep, strict=True) if kept}
+    used = {str(q.get("source_quote")) for q, stay in zip(previous, stays, strict=True) if stay}
     questions: list[dict[str, Any]] = []
     for i, question in enumerate(previous):
-        if keep[i]:
+        if stays[i]:
             questions.append(question)
             continue
         item = writer.item(i, question, biased=not fixed[i], used=used)
         if not fixed[i] and questions and rng.random() < traits.duplicate_rate:
-            item = dict(
-                questions[rng.randrange(len(questions))]
-            )  # a fresh draw repeats itself as a first does
+            # A fresh draw repeats an earlier question as often as a first attempt does.
+            item = dict(questions[rng.randrange(len(questions))])
         used.add(str(item.get("source_quote")))
         questions.append(item)
     title = reask.previous.get("title")
