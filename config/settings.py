@@ -124,6 +124,8 @@ class SimulatorSettings(_Section):
     batch_api: SimulatorBatchApi = Field(default_factory=SimulatorBatchApi)
     files: SimulatorFiles = Field(default_factory=SimulatorFiles)
     reask: SimulatorReask = Field(default_factory=SimulatorReask)  # whole-output feedback
+    # A model's rates measured by `suture calibrate` (YAML/JSON), over the profile's (workers/simulator/calibrated.py).
+    profile_file: str | None = None
 
 
 class BatchSettings(_Section):

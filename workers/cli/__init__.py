@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "up": "suture.workers.cli.up_cmd",
     "batch": "suture.workers.cli.batch_cmd",
     "eval": "suture.workers.cli.eval_cmd",
+    "calibrate": "suture.workers.cli.calibrate_cmd",
     "export": "suture.workers.cli.export_cmd",
     "review": "suture.workers.cli.review_cmd",
 }

@@ -33,6 +33,11 @@ class ModelTraits:
     duplicate_rate: float = 0.0  # share of questions that repeat an earlier question of the same quiz
     # Input plus output tokens one request may hold (OpenAI's GPT-5 models: 400,000); larger is a 400.
     context_tokens: int = 400_000
+    # Rates measured on a real model by `suture calibrate` (``simulator.profile_file``), each replacing the
+    # derived one at every effort when set: a slice's fix rate, a re-ask's fix and keep rates.
+    slice_fix_rate: float | None = None
+    reask_fix_rate: float | None = None
+    reask_keep_rate: float | None = None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from suture.workers.simulator.quizkinds import (
     multiple_question,
     true_false_question,
 )
-from suture.workers.simulator.reask_skill import reask_fix_rate
+from suture.workers.simulator.reask_skill import reask_fix_rate, reask_keep_rate
 
 _PREVIOUS = re.compile(r"<previous_output>\s*(.*?)\s*</previous_output>(.*)", re.DOTALL)
 _ZERO_BASED = (
@@ -96,13 +96,13 @@ def write_reask(
     if not named or len(previous) != count:
         return write_quiz(prompt, traits, profile, rng)
     fix_rate = reask_fix_rate(traits, effort, profile.reask)
+    keep_rate = reask_keep_rate(traits, profile.reask)
     # A named item is fixed at the fix rate, else it comes back as it was, failure and all (the model's
     # habit winning again, as for an unfixed slice: ``quizgen.write_slice``); an unnamed one is copied at
     # the keep rate, else drawn afresh at the model's bias.
     fixed = [i in named and rng.random() < fix_rate for i in range(count)]
     stays = [
-        (i in named and not fixed[i]) or (i not in named and rng.random() < profile.reask.keep_rate)
-        for i in range(count)
+        (i in named and not fixed[i]) or (i not in named and rng.random() < keep_rate) for i in range(count)
     ]
     writer = _ItemWriter(prompt, traits, profile, rng, count)
     used = {str(q.get("source_quote")) for q, stay in zip(previous, stays, strict=True) if stay}

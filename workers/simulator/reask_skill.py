@@ -28,7 +28,18 @@ REASK_ATTENTION = 2.0  # step 2: a re-ask lets twice the slice prompt's share of
 
 
 def reask_fix_rate(traits: ModelTraits, effort: str | None, skill: ReaskSkill) -> float:
-    """The chance a re-ask fixes an item its feedback names, for this model and reasoning effort."""
+    """The chance a re-ask fixes an item its feedback names, for this model and reasoning effort.
+
+    ``simulator.reask.fix_rate`` wins (what the peer bench sweeps), then a calibrated model's measured
+    rate (``simulator.profile_file``), then the derivation above.
+    """
     if skill.fix_rate is not None:
         return skill.fix_rate
+    if traits.reask_fix_rate is not None:
+        return traits.reask_fix_rate
     return max(0.0, 1.0 - traits.imbalance_rate * bias_survival(effort) * REASK_ATTENTION)
+
+
+def reask_keep_rate(traits: ModelTraits, skill: ReaskSkill) -> float:
+    """The chance a re-ask copies an item its feedback does not name (a calibrated model's, else the setting)."""
+    return traits.reask_keep_rate if traits.reask_keep_rate is not None else skill.keep_rate
