@@ -204,12 +204,43 @@ def sweep_point(
         line, figures[name] = row(name, runs)
         lines.append(line)
         print(f"bench_peers: fix_rate {fix_rate:g}: {line}", flush=True)
+    verdict = compare(figures)
+    print(f"bench_peers: fix_rate {fix_rate:g}: {verdict}", flush=True)
     header = (
         f"**`simulator.reask.fix_rate` = {fix_rate:g}**\n\n"
         "| system | valid | $ per valid quiz | calls per quiz | sequential rounds per quiz "
         "| total ÷ first-attempt cost | median wall s per quiz |\n|---|---:|---:|---:|---:|---:|---:|"
     )
-    return header + "\n" + "\n".join(lines), figures, first_mismatches(default, peers)
+    table = header + "\n" + "\n".join(lines) + "\n\n" + verdict
+    return table, figures, first_mismatches(default, peers)
+
+
+def compare(figures: dict[str, dict[str, Any]]) -> str:
+    """One sentence: the best peer against suture default, and any peer cheaper at an equal or higher valid rate."""
+    ours = figures["suture default"]
+    peers = {n: f for n, f in figures.items() if not n.startswith("suture")}
+    best_name, best = max(
+        peers.items(), key=lambda kv: (kv[1]["valid"], -(kv[1]["per_valid"] or float("inf")))
+    )
+    if best["per_valid"] is None:
+        said = f"Best peer: none delivers a valid quiz (suture default: {ours['valid']:.0%} valid)."
+    else:
+        ratio = best["per_valid"] / ours["per_valid"] if ours["per_valid"] else float("inf")
+        said = (
+            f"Best peer: {best_name}, {best['valid']:.0%} valid at {ratio:.1f} x suture default's $ per valid "
+            f"quiz (suture default: {ours['valid']:.0%} valid)."
+        )
+    winners = [
+        n
+        for n, f in peers.items()
+        if f["per_valid"] is not None
+        and ours["per_valid"] is not None
+        and f["valid"] >= ours["valid"]
+        and f["per_valid"] < ours["per_valid"]
+    ]
+    if winners:
+        return said + f" Cheaper per valid quiz at an equal or higher valid rate: {', '.join(winners)}."
+    return said + " No peer is cheaper per valid quiz at an equal or higher valid rate."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -270,8 +301,9 @@ def setup_text(
         f"{len(sections) * len(seeds)} quizzes of {QUESTIONS} questions per system; {args.concurrency} in "
         f"flight. Validator: suture's quiz contract for every system. First-call check: {check}.\n"
         "Assumptions: a re-ask (a whole output handed back with feedback) fixes each item it names at "
-        "`simulator.reask.fix_rate`, swept below, keeps each item it does not name at `keep_rate` 0.95 and "
-        "draws the rest afresh at the model's bias; a surgical slice's fix rate is derived as in "
+        "`simulator.reask.fix_rate`, swept below, and returns the other named items as they were (failure "
+        "and all); it copies each item it does not name at `keep_rate` 0.95 and draws the rest afresh at the "
+        "model's bias; a surgical slice's fix rate is derived as in "
         "`workers/simulator/repair_skill.py` (nano@minimal 0.925). Neither is measured on a real model: "
         "`suture calibrate` is how to measure them on yours. `full-only` sends no feedback (a plain retry "
         "redraws everything), so it does not move with the sweep. Wall times come from a latency scale "

@@ -72,6 +72,9 @@ def run(args: argparse.Namespace) -> int:
     """Plan, and with --yes measure, write the profile and name the cheapest policy."""
     settings = settings_from(args)
     contract = contract_from(args)
+    if contract != "quiz":
+        # The item-level rates (slices of /questions/i, imbalanced options) are the quiz contract's.
+        raise UsageError(f"--contract {contract!r}: calibrate measures the quiz contract only")
     if args.model not in settings.prices:
         raise UsageError(
             f"--model {args.model!r} has no price in settings.prices: its cost cannot be measured"

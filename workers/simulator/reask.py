@@ -14,7 +14,8 @@ the re-ask fix rate (``reask_skill``) and otherwise comes back as it was, failur
 habit winning again, as for an unfixed slice); each unnamed item is copied at ``ReaskSkill.keep_rate``
 and otherwise drawn afresh at the model's bias. Feedback that names no item (a plain "try
 again") redraws the whole output, as every new prompt draws afresh (``bias``). An earlier output
-with another number of questions than the prompt asks for is not worth keeping: redrawn whole too.
+with another number of questions than the prompt asks for (or more than ``MAX_QUESTIONS``) is not
+worth keeping: redrawn whole too.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from suture.workers.simulator.bias import answer_positions
 from suture.workers.simulator.document import Document, Sentence, analyse, terms_of
 from suture.workers.simulator.profiles import ModelTraits, Profile
-from suture.workers.simulator.prompt import Prompt, message_text
+from suture.workers.simulator.prompt import MAX_QUESTIONS, Prompt, message_text
 from suture.workers.simulator.quizgen import DEFAULT_QUESTIONS, write_question, write_quiz
 from suture.workers.simulator.quizkinds import (
     WORDING,
@@ -93,7 +94,7 @@ def write_reask(
     previous = [q for q in reask.previous["questions"] if isinstance(q, dict)]
     count = prompt.questions or len(previous) or DEFAULT_QUESTIONS
     named = {i for i in reask.named if 0 <= i < count}
-    if not named or len(previous) != count:
+    if not named or len(previous) != count or count > MAX_QUESTIONS:
         return write_quiz(prompt, traits, profile, rng)
     fix_rate = reask_fix_rate(traits, effort, profile.reask)
     keep_rate = reask_keep_rate(traits, profile.reask)
