@@ -216,7 +216,8 @@ def sweep_point(
 
 
 def compare(figures: dict[str, dict[str, Any]]) -> str:
-    """One sentence: the best peer against suture default, and any peer cheaper at an equal or higher valid rate."""
+    """One sentence: the best peer against suture default, and any peer cheaper per valid quiz at an
+    equal or higher valid rate."""
     ours = figures["suture default"]
     peers = {n: f for n, f in figures.items() if not n.startswith("suture")}
     best_name, best = max(
@@ -227,7 +228,8 @@ def compare(figures: dict[str, dict[str, Any]]) -> str:
     else:
         ratio = best["per_valid"] / ours["per_valid"] if ours["per_valid"] else float("inf")
         said = (
-            f"Best peer: {best_name}, {best['valid']:.0%} valid at {ratio:.1f} x suture default's $ per valid "
+            f"Best peer: {best_name}, {best['valid']:.0%} valid at {ratio:.1f} x suture default's "
+            "$ per valid "
             f"quiz (suture default: {ours['valid']:.0%} valid)."
         )
     winners = [
@@ -294,7 +296,8 @@ def setup_text(
         f"end (shared: costs are deterministic per seed, wall times vary with the load). Commit {commit}; "
         f"{versions}; {wall_s:.0f} s wall in all.\n"
         f"Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile, seed 0, "
-        f"latency scale {args.scale:g}, reached over HTTP through the real `openai` client; gpt-5-nano at low "
+        f"latency scale {args.scale:g}, reached over HTTP through the real `openai` client; "
+        "gpt-5-nano at low "
         f"effort for every first call (suture's first step; its later steps are its own); request seeds "
         f"{', '.join(map(str, seeds))}; {len(sections)} sections of `examples/` ({min(lengths)} to "
         f"{max(lengths)} characters, median {statistics.median(lengths):.0f}) x {len(seeds)} seeds = "

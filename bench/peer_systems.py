@@ -155,7 +155,8 @@ def run_instructor(client: Any, quiz: Quizlet, max_retries: int, settings: Setti
 
 
 async def run_pydantic_ai(client: Any, quiz: Quizlet, retries: int, settings: Settings) -> QuizRun:
-    """One quiz through a pydantic-ai Agent (``NativeOutput`` + ``output_validator``), ``retries`` as given."""
+    """One quiz through a pydantic-ai Agent (``NativeOutput`` + ``output_validator``), ``retries`` as
+    given."""
     run = QuizRun()
     _CURRENT.set(run)  # this task's own context
     started = time.perf_counter()

@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
     """Add the ``calibrate`` subcommand."""
     parser = subparsers.add_parser(
         "calibrate",
-        help="measure a model's failure and repair rates; write a simulator profile; name its cheapest policy",
+        help="measure a model's failure and repair rates, write a simulator profile, name its policy",
         description="Measure first-attempt failures, slice and re-ask fix rates and tokens on DOCS.",
     )
     parser.add_argument(
@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     planned = plan(sections, args.model, args.effort, args.questions, args.max_slices, settings)
     budget = f", stopping before ${args.budget_usd:.4f}" if args.budget_usd is not None else ""
     print(
-        f"calibrate: {planned.sections} sections; at most {planned.calls} calls to {args.model}@{args.effort} "
+        f"calibrate: {planned.sections} sections; at most {planned.calls} calls to "
+        f"{args.model}@{args.effort} "
         f"({planned.first_calls} first attempts, up to {planned.slice_calls} slice repairs, "
         f"{planned.reask_calls} re-asks); estimated ${planned.estimate_usd:.4f}{budget}"
     )

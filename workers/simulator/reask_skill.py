@@ -41,5 +41,6 @@ def reask_fix_rate(traits: ModelTraits, effort: str | None, skill: ReaskSkill) -
 
 
 def reask_keep_rate(traits: ModelTraits, skill: ReaskSkill) -> float:
-    """The chance a re-ask copies an item its feedback does not name (a calibrated model's, else the setting)."""
+    """The chance a re-ask copies an item its feedback does not name (a calibrated model's rate, else
+    the setting's)."""
     return traits.reask_keep_rate if traits.reask_keep_rate is not None else skill.keep_rate

@@ -1,4 +1,5 @@
-"""``suture calibrate``: a model's hidden rates recovered within their intervals, and the policy it implies."""
+"""``suture calibrate``: a model's hidden rates recovered within their intervals, and the policy
+they imply."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A simulator profile file (what `suture calibrate` writes): its rates replace a model's, bad files say why."""
+"""A simulator profile file (what `suture calibrate` writes): its rates replace a model's; a bad
+file says why."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def test_a_profile_files_rates_replace_the_models_traits(tmp_path: Path) -> None
     # Given a file with measured rates for nano
     path = tmp_path / "profile.yaml"
     path.write_text(
-        "models:\n  gpt-5-nano: {imbalance_rate: 0.2, slice_fix_rate: 0.7, reask_fix_rate: 0.4, reask_keep_rate: 0.8}\n"
+        "models:\n  gpt-5-nano: {imbalance_rate: 0.2, slice_fix_rate: 0.7,"
+        " reask_fix_rate: 0.4, reask_keep_rate: 0.8}\n"
     )
     # When it is applied to the realistic profile
     profile = apply_profile_file(PROFILES["realistic"], path)

@@ -40,7 +40,8 @@ def _ask(profile: Profile, messages: list[dict[str, Any]], seed: int) -> dict[st
 
 
 def _within(observed: int, trials: int, rate: float) -> bool:
-    """True when ``observed`` successes in ``trials`` lie within 4 binomial standard deviations of ``rate``."""
+    """True when ``observed`` successes in ``trials`` lie within 4 binomial standard deviations of
+    ``rate``."""
     return abs(observed - trials * rate) <= 4 * math.sqrt(trials * rate * (1 - rate)) + 1
 
 
