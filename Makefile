@@ -57,7 +57,7 @@ format: $(STAMP)
 
 # The peers suture is compared with (Instructor, pydantic-ai) are the `bench` extra: never a runtime dependency.
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[dev,bench]'
+	$(BIN)/python -m pip install -q -e '.[all,dev,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)

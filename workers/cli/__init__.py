@@ -42,7 +42,7 @@ SUBCOMMANDS: dict[str, str] = {
 # The extra each command needs as a whole (pyproject.toml); a command not named here needs what its
 # missing package's extra brings (``suture.workers.extras``).
 COMMAND_EXTRAS: dict[str, str] = {
-    **dict.fromkeys(("batch", "up", "eval", "generate", "simulator", "review"), "local"),
+    **dict.fromkeys(("batch", "up", "eval", "calibrate", "generate", "simulator", "review"), "local"),
     "serve": "serve",
     "worker": "worker",
 }
