@@ -81,6 +81,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.effort not in ("minimal", "low", "medium", "high"):
         raise UsageError(f"--effort {args.effort!r}: one of minimal, low, medium, high")
+    if args.budget_usd is not None and args.budget_usd <= 0:
+        raise UsageError(f"--budget-usd {args.budget_usd}: must be more than 0")
+    if not 0 <= args.margin <= 100:
+        raise UsageError(f"--margin {args.margin}: points between 0 and 100")
     sections = _sections(args.docs, settings, args.samples)
     params = resolve_params(contract, job_params(contract, args.questions), settings)
     planned = plan(sections, args.model, args.effort, args.questions, args.max_slices, settings)

@@ -152,3 +152,19 @@ def test_it_stops_at_the_budget(tmp_path: Path, hidden_model: tuple[SimulatorHan
     assert measured["stopped_by_budget"] is True
     assert 0 < measured["spent_usd"] <= 0.004
     assert "stopped by the budget" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--contract", "outline"], "measures the quiz contract only"),
+        (["--budget-usd", "0"], "--budget-usd 0.0: must be more than 0"),
+        (["--effort", "extreme"], "--effort 'extreme'"),
+    ],
+)
+def test_unusable_input_exits_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    # When calibrate is given an unusable option (no model is reachable, none is needed)
+    done = calibrate(tmp_path, "http://127.0.0.1:9/v1", *args)
+    # Then it exits 2 with one line saying why
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
