@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from pydantic import SecretStr
 
 from suture.config.settings import Settings
 from suture.contracts.registry import resolve_params
+from suture.tasks.policy import Policy
 from suture.workers.batch.calibration import Calibration, Calibrator, plan
 from suture.workers.batch.evaluation import EvalCase, job_params, run_eval
 from suture.workers.cli import UsageError
@@ -32,7 +34,32 @@ from suture.workers.cli.common import CONTRACT_HELP, contract_from, positive_int
 from suture.workers.documents import Section, iter_documents
 from suture.workers.reports.eval_summary import suggest
 
-DEFAULT_POLICIES = ("default", "full-only")
+DEFAULT_POLICIES = ("default", "full-only", "reask")
+REASK_RETRIES = 3
+
+
+def reask_policy(model: str, effort: str) -> dict[str, Any]:
+    """What Instructor and pydantic-ai do, as a suture policy: a first attempt, then whole re-asks with
+    the failures (``REASK_RETRIES``), all on the calibrated model; weighed against the default's surgery."""
+    step = {"mode": "full", "model": model, "reasoning_effort": effort}
+    return {
+        "description": f"{model}@{effort}, then {REASK_RETRIES} whole re-asks with the failures (calibrate).",
+        "feedback": True,
+        "examples": True,
+        "steps": [step] * (1 + REASK_RETRIES),
+    }
+
+
+def candidate_policies(names: Sequence[str], model: str, effort: str, settings: Settings) -> list[Policy]:
+    """The policies calibrate chooses from: configured ones by name, and ``reask`` built for the model."""
+    from suture.tasks.policy import load_policy, policy_from_mapping
+
+    return [
+        policy_from_mapping(name, reask_policy(model, effort), settings)
+        if name == "reask" and name not in settings.policies
+        else load_policy(name, settings)
+        for name in names
+    ]
 
 
 def register(subparsers: Any) -> None:
@@ -61,7 +88,7 @@ def register(subparsers: Any) -> None:
         "--policy",
         action="append",
         metavar="NAME",
-        help="a policy to choose from (repeat; default: default, full-only)",
+        help="a policy to choose from (repeat; default: default, full-only, reask: whole re-asks on MODEL)",
     )
     parser.add_argument("--runs", type=positive_int, default=2, help="eval runs on the simulator (default 2)")
     parser.add_argument("--margin", type=float, default=2.0, help="valid-rate margin in points (default 2)")
@@ -131,7 +158,6 @@ def run(args: argparse.Namespace) -> int:
 
 def choose_policy(settings: Settings, profile: Path, sections: list[str], contract: str, args: Any) -> str:
     """Run eval on the simulator loaded with ``profile`` and name the cheapest policy per valid quiz."""
-    from suture.tasks.policy import load_policy
     from suture.workers.model.client import get_model_client
     from suture.workers.simulator.configure import start_from_settings
     from suture.workers.simulator.errors import SimulatorError
@@ -146,7 +172,7 @@ def choose_policy(settings: Settings, profile: Path, sections: list[str], contra
         local = settings.model_copy(
             update={"openai_base_url": handle.base_url, "openai_api_key": SecretStr("sk-simulated")}
         )
-        policies = [load_policy(name, local) for name in (args.policy or DEFAULT_POLICIES)]
+        policies = candidate_policies(args.policy or DEFAULT_POLICIES, args.model, args.effort, local)
         cases = [EvalCase(f"section {i + 1}", text, args.questions) for i, text in enumerate(sections)]
         outcome = run_eval(
             cases,
@@ -160,6 +186,10 @@ def choose_policy(settings: Settings, profile: Path, sections: list[str], contra
     finally:
         handle.stop()
     summaries = outcome.summaries()
+    for name, summary in summaries.items():
+        cost = summary.cost_per_valid_usd
+        per_valid = f"${cost:.6f} per valid quiz" if cost is not None else "no valid quiz"
+        print(f"  {name}: valid {summary.valid_rate:.1%}, {per_valid}")
     return suggest(summaries, args.margin / 100).reason
 
 

@@ -18,8 +18,8 @@ import yaml
 from pydantic import SecretStr
 
 from suture.config.settings import Settings, load_settings
-from suture.tasks.policy import load_policy
 from suture.workers.batch.evaluation import EvalCase, run_eval
+from suture.workers.cli.calibrate_cmd import DEFAULT_POLICIES, candidate_policies
 from suture.workers.documents import Section, iter_documents
 from suture.workers.model.client import get_model_client
 from suture.workers.reports.eval_summary import suggest
@@ -118,7 +118,7 @@ def test_the_hidden_rates_are_recovered_and_the_policy_is_the_one_eval_prefers(
         update={"openai_base_url": handle.base_url, "openai_api_key": SecretStr("sk-test")}
     )
     texts = [s.text for s in iter_documents([EXAMPLES], settings.batch) if isinstance(s, Section)][:12]
-    policies = [load_policy(name, local) for name in ("default", "full-only")]
+    policies = candidate_policies(DEFAULT_POLICIES, "gpt-5-nano", "low", local)
     cases = [EvalCase(f"s{i}", text, 15) for i, text in enumerate(texts)]
     truth = run_eval(cases, policies, get_model_client(local).call, local, runs=1, simulated=True)
     assert named.group(1) == suggest(truth.summaries(), 0.02).chosen
