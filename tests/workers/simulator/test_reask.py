@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
+from openai import OpenAI
 
 from suture.contracts.failure import Failure
+from suture.contracts.quiz import QuizContract
 from suture.tasks.prompts import retry_messages
 from suture.workers.simulator import PROFILES
 from suture.workers.simulator.completion import answer
@@ -19,8 +22,9 @@ from suture.workers.simulator.reask import named_items, read_reask
 from suture.workers.simulator.reask_skill import reask_fix_rate
 from suture.workers.simulator.request import ChatRequest
 
-from .course import quiz_messages
+from .course import PHOTOSYNTHESIS, quiz_format, quiz_messages
 
+IMBALANCED = "imbalanced_options"
 NAMED = (0, 3, 7, 11, 14)  # the questions each feedback names (from 0)
 REASKS = 60  # 300 named and 600 unnamed questions
 
@@ -142,3 +146,48 @@ def test_the_derived_fix_rate_follows_the_model_and_effort_and_a_setting_wins() 
     assert reask_fix_rate(nano, "minimal", derived) < reask_fix_rate(nano, "high", derived)
     assert reask_fix_rate(nano, "low", derived) < reask_fix_rate(mini, "low", derived)
     assert reask_fix_rate(nano, "low", ReaskSkill(0.5)) == 0.5
+
+
+def test_a_re_ask_over_http_fixes_what_a_validator_names(simulator: Callable[..., str]) -> None:
+    # Given the realistic simulator behind the real openai SDK, and suture's quiz contract as validator
+    client = OpenAI(base_url=simulator("realistic", seed=11), api_key="unused", max_retries=0)
+    contract = QuizContract(15, source=PHOTOSYNTHESIS)
+    named = fixed = unnamed = kept = 0
+    for variant in range(6):
+        messages = quiz_messages(extra=f" Variant {variant}.")
+        first = client.chat.completions.create(
+            model="gpt-5-nano", messages=messages, response_format=quiz_format(), reasoning_effort="low"
+        )
+        text = first.choices[0].message.content or ""
+        broken = {
+            int(f.pointer.split("/")[2]) for f in contract.validate(text).failures if f.code == IMBALANCED
+        }
+        # When the model is re-asked with Instructor's words for a validator's failures
+        errors = "\n".join(f"- /questions/{i}/options: the correct option is the longest" for i in broken)
+        again = client.chat.completions.create(
+            model="gpt-5-nano",
+            messages=[
+                *messages,
+                {"role": "assistant", "content": text},
+                {
+                    "role": "user",
+                    "content": f"Correct your JSON ONLY RESPONSE, based on the following errors:\n{errors}",
+                },
+            ],
+            response_format=quiz_format(),
+            reasoning_effort="low",
+        )
+        after = json.loads(again.choices[0].message.content or "")
+        still = {
+            int(f.pointer.split("/")[2]) for f in contract.validate(after).failures if f.code == IMBALANCED
+        }
+        before = json.loads(text)["questions"]
+        named += len(broken)
+        fixed += len(broken - still)
+        unnamed += 15 - len(broken)
+        kept += sum(after["questions"][i] == before[i] for i in range(15) if i not in broken)
+    # Then the named questions are fixed at nano@low's derived re-ask rate, the others mostly kept
+    rate = reask_fix_rate(PROFILES["realistic"].traits("gpt-5-nano"), "low", ReaskSkill())
+    assert named >= 20, named
+    assert _within(fixed, named, rate), (fixed, named)
+    assert _within(kept, unnamed, ReaskSkill().keep_rate), (kept, unnamed)
