@@ -52,7 +52,9 @@ SIMULATOR_ASSUMPTIONS = (
     "policy's minimal reasoning effort on nano slices and the order of its surgical passes (nano, nano, then "
     "mini) rest on those assumptions; a whole-question slice reorders its options in a quarter of the cases "
     "(an assumption, no production figure), which counts against whole-question slices; and the simulator "
-    "draws any new prompt afresh at the model's rate, where a real model may repeat its bias on the same item."
+    "draws any new prompt afresh at the model's rate, where a real model may repeat its bias on the same item. `full-only` sends no feedback (each retry is "
+    "drawn afresh), so it measures a plain retry, not what a user would pick instead: that comparison is "
+    '"Peers" (`bench/bench_peers.py`), over the range of how well a model acts on feedback.'
 )
 
 

@@ -39,6 +39,7 @@ from suture.config.simulator_sections import (
     SimulatorBatchApi,
     SimulatorFaults,
     SimulatorFiles,
+    SimulatorReask,
     SimulatorUnitFaults,
 )
 from suture.config.sources import announce, endpoint_problem, find_config_file
@@ -121,6 +122,9 @@ class SimulatorSettings(_Section):
     read_timeout_s: float = Field(30.0, gt=0)
     batch_api: SimulatorBatchApi = Field(default_factory=SimulatorBatchApi)
     files: SimulatorFiles = Field(default_factory=SimulatorFiles)
+    reask: SimulatorReask = Field(default_factory=SimulatorReask)  # whole-output feedback
+    # A model's rates measured by `suture calibrate` (YAML/JSON), over the profile's (workers/simulator/calibrated.py).
+    profile_file: str | None = None
 
 
 class BatchSettings(_Section):

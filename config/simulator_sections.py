@@ -67,3 +67,17 @@ class SimulatorUnitFaults(_Section):
     duplicate: float = Field(0.02, ge=0, le=1)  # a text copied from a sibling item
     overlong: float = Field(0.03, ge=0, le=1)  # a text grown to dozens of words
     unquoted: float = Field(0.03, ge=0, le=1)  # a quote (a field named *quote*) paraphrased
+
+
+class SimulatorReask(_Section):
+    """How the simulated model acts on feedback about a whole output (suture.workers.simulator.reask).
+
+    Assumptions, not measurements (the derivation: suture.workers.simulator.reask_skill); ``suture
+    calibrate`` measures them on a real model, ``bench/bench_peers.py`` sweeps ``fix_rate``.
+    """
+
+    # Share of the items the feedback names that come back fixed; None: derived per model and effort
+    # (gpt-5-nano@low 0.90: half the edge of a surgical slice prompt).
+    fix_rate: float | None = Field(None, ge=0, le=1)
+    # Share of the items the feedback does not name that come back unchanged (the rest: drawn afresh).
+    keep_rate: float = Field(0.95, ge=0, le=1)

@@ -1,9 +1,12 @@
 """Simple variants of a retry policy, so ``suture eval --suggest`` can look for a cheaper chain.
 
 A variant changes one thing: it drops a step, swaps one step's model for another priced model,
-or adds a surgical step after a full step that is not followed by one. Variants that would not
-be valid policies (e.g. dropping the only full first step) are left out; duplicates of a given
-policy or of each other (same steps) are left out too. Pure: no I/O.
+adds a surgical step after a full step that is not followed by one, replaces a surgical step by a
+whole re-ask with the failures on the same model (``N=reask``), or turns feedback on in a policy
+without it (``+feedback``: its full steps re-ask with the failures, as Instructor and pydantic-ai do).
+The last two let ``--suggest`` choose between surgery and whole re-asks from the measured figures.
+Variants that would not be valid policies (e.g. dropping the only full first step) are left out;
+duplicates of a given policy or of each other (same steps) are left out too. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ DEFAULT_SURGICAL = Step(
 
 
 def variants(policies: Sequence[Policy], models: Sequence[str]) -> list[Policy]:
-    """One-change variants of each policy (drop / swap model / add surgical), deduplicated and valid."""
+    """One-change variants of each policy (drop / swap model / add surgical / re-ask), deduplicated and
+    valid."""
     template = _surgical_template(policies)
     seen = {_signature(p) for p in policies}
     found: list[Policy] = []
@@ -52,6 +56,19 @@ def _candidates(policy: Policy, models: Sequence[str], template: Step) -> Iterat
             yield from _built(
                 policy, f"+surgical@{index + 2}", [*steps[: index + 1], added, *steps[index + 1 :]]
             )
+    yield from _reasks(policy)
+
+
+def _reasks(policy: Policy) -> Iterator[Policy]:
+    """Whole re-asks with the failures in place of surgery, or instead of plain retries."""
+    steps = list(policy.steps)
+    if not policy.feedback:
+        yield from _built(replace(policy, feedback=True), "+feedback", steps)
+        return
+    for index, step in enumerate(steps):
+        if step.mode == "surgical":
+            reask = Step(mode="full", model=step.model, reasoning_effort=step.reasoning_effort)
+            yield from _built(policy, f"{index + 1}=reask", [*steps[:index], reask, *steps[index + 1 :]])
 
 
 def _built(policy: Policy, change: str, steps: list[Step]) -> Iterator[Policy]:

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "up": "suture.workers.cli.up_cmd",
     "batch": "suture.workers.cli.batch_cmd",
     "eval": "suture.workers.cli.eval_cmd",
+    "calibrate": "suture.workers.cli.calibrate_cmd",
     "export": "suture.workers.cli.export_cmd",
     "review": "suture.workers.cli.review_cmd",
 }
@@ -41,7 +42,7 @@ SUBCOMMANDS: dict[str, str] = {
 # The extra each command needs as a whole (pyproject.toml); a command not named here needs what its
 # missing package's extra brings (``suture.workers.extras``).
 COMMAND_EXTRAS: dict[str, str] = {
-    **dict.fromkeys(("batch", "up", "eval", "generate", "simulator", "review"), "local"),
+    **dict.fromkeys(("batch", "up", "eval", "calibrate", "generate", "simulator", "review"), "local"),
     "serve": "serve",
     "worker": "worker",
 }

@@ -14,6 +14,7 @@ from suture.workers.simulator.faults import Fault, spoil
 from suture.workers.simulator.profiles import REASONING_FACTOR, Profile
 from suture.workers.simulator.prompt import Prompt, read_prompt
 from suture.workers.simulator.quizgen import write_quiz, write_slice
+from suture.workers.simulator.reask import read_reask, write_reask
 from suture.workers.simulator.request import ChatRequest
 from suture.workers.simulator.schema_fill import fill
 from suture.workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
@@ -42,6 +43,8 @@ def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
         value: Any = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
     elif prompt.is_slice:
         value = write_generic_slice(schema, prompt, traits, profile, rng, request.reasoning_effort)
+    elif _wants_quiz(request, prompt) and (reask := read_reask(request.messages)) is not None:
+        value = write_reask(prompt, reask, traits, profile, rng, request.reasoning_effort)
     elif _wants_quiz(request, prompt):
         value = write_quiz(prompt, traits, profile, rng)
     elif prompt.document.strip() and schema.get("properties"):

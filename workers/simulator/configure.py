@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from suture.config.settings import Settings, SimulatorSettings
 from suture.workers.simulator.batches import BatchOptions
+from suture.workers.simulator.calibrated import apply_profile_file
 from suture.workers.simulator.files import FileLimits
 from suture.workers.simulator.limits import RateLimit
-from suture.workers.simulator.profiles import UnitFaultRates, get_profile
+from suture.workers.simulator.profiles import ReaskSkill, UnitFaultRates, get_profile
 from suture.workers.simulator.prompt_cache import PromptCache
 from suture.workers.simulator.server import SimulatorServer
 from suture.workers.simulator.serving import SimulatorHandle
@@ -47,7 +49,13 @@ def server_from_settings(
     rates = {**sim.faults.overrides(), **(faults or {})}
     if rates:
         chosen = chosen.with_faults(**rates)
-    chosen = replace(chosen, unit_faults=UnitFaultRates(**sim.unit_faults.model_dump()))
+    chosen = replace(
+        chosen,
+        unit_faults=UnitFaultRates(**sim.unit_faults.model_dump()),
+        reask=ReaskSkill(sim.reask.fix_rate, sim.reask.keep_rate),
+    )
+    if sim.profile_file is not None:
+        chosen = apply_profile_file(chosen, Path(sim.profile_file))
     windows = {
         model: price.context_tokens for model, price in settings.prices.items() if price.context_tokens
     }

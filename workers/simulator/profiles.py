@@ -33,6 +33,11 @@ class ModelTraits:
     duplicate_rate: float = 0.0  # share of questions that repeat an earlier question of the same quiz
     # Input plus output tokens one request may hold (OpenAI's GPT-5 models: 400,000); larger is a 400.
     context_tokens: int = 400_000
+    # Rates measured on a real model by `suture calibrate` (``simulator.profile_file``), each replacing the
+    # derived one at every effort when set: a slice's fix rate, a re-ask's fix and keep rates.
+    slice_fix_rate: float | None = None
+    reask_fix_rate: float | None = None
+    reask_keep_rate: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,18 @@ CHAOS_FAULTS = FaultRates(
 
 
 @dataclass(frozen=True)
+class ReaskSkill:
+    """How a simulated model acts on feedback about a whole output it wrote (``reask``).
+
+    ``fix_rate`` None: derived per model and effort (``reask_skill.reask_fix_rate``); a number: every
+    model and effort fixes a named item this often (what ``bench_peers`` sweeps).
+    """
+
+    fix_rate: float | None = None
+    keep_rate: float = 0.95  # an item the feedback does not name is copied this often, else drawn afresh
+
+
+@dataclass(frozen=True)
 class Profile:
     """Everything that decides the simulator's answers apart from the request and the seed."""
 
@@ -105,6 +122,7 @@ class Profile:
     rules: QuizRules = field(default_factory=QuizRules)
     # Structural faults of outputs of other contracts, written from their schema (``contractgen``).
     unit_faults: UnitFaultRates = field(default_factory=UnitFaultRates)
+    reask: ReaskSkill = field(default_factory=ReaskSkill)  # whole-output feedback (``reask``)
     retry_after_s: float = 1.0  # Retry-After of a simulated 429, scaled by the latency scale
     slow_extra_s: float = 5.0  # extra delay of a "slow" fault, scaled by the latency scale
 

@@ -48,5 +48,8 @@ def bias_survival(effort: str | None) -> float:
 
 
 def slice_fix_rate(traits: ModelTraits, effort: str | None) -> float:
-    """The chance a slice request balances the item it names, for this model and reasoning effort."""
+    """The chance a slice request balances the item it names, for this model and reasoning effort
+    (a calibrated model's measured rate when its profile file gives one)."""
+    if traits.slice_fix_rate is not None:
+        return traits.slice_fix_rate
     return max(0.0, 1.0 - traits.imbalance_rate * bias_survival(effort))

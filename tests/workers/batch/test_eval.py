@@ -362,6 +362,13 @@ def test_variants_of_the_shipped_policies_are_valid_distinct_one_change_chains()
     added = next(p for p in found if p.name == "full-only~+surgical@2")
     assert [s.mode for s in added.steps] == ["full", "surgical", "full"]
     assert added.steps[1].model == "gpt-5-nano"
+    # ...and whole re-asks with the failures: in place of a surgical step, or as feedback turned on
+    reask = next(p for p in found if p.name == "default~2=reask")
+    assert (
+        reask.feedback and reask.steps[1].mode == "full" and reask.steps[1].model == given[1].steps[1].model
+    )
+    plain = next(p for p in found if p.name == "full-only~+feedback")
+    assert plain.feedback and plain.steps == given[0].steps
 
 
 def test_variants_that_coincide_are_listed_once() -> None:
