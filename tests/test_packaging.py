@@ -120,12 +120,17 @@ def test_an_app_with_its_own_config_and_tasks_packages_imports_suture(
 
 
 def test_the_celery_app_is_found_under_the_one_name() -> None:
+    # Given a configured broker (--help connects to nothing)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    env["SUTURE_BROKER_URL"] = env["SUTURE_REDIS_URL"] = "redis://127.0.0.1:1/0"
+
     # When Celery looks up the app the way `celery -A suture.workers worker` does
     done = subprocess.run(
         [sys.executable, "-m", "celery", "-A", "suture.workers", "inspect", "--help"],
         capture_output=True,
         text=True,
         timeout=120,
+        env=env,
     )
 
     # Then it finds suture's app
@@ -209,3 +214,23 @@ def test_a_command_of_a_missing_extra_names_it_in_one_line(producer_venv: Path, 
         r"pip install 'suture\[local\]' \(or 'suture\[all\]'\)",
         line,
     ), line
+
+
+def test_celery_with_nothing_configured_says_so_in_one_line(tmp_path: Path) -> None:
+    # Given a shell with no broker configured and no `suture up` running
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "REDIS_URL"))}
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+
+    # When Celery loads suture's app
+    done = subprocess.run(
+        [sys.executable, "-m", "celery", "-A", "suture.workers", "inspect", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=tmp_path,
+    )
+
+    # Then it exits naming the ways out, with no traceback and no guessed localhost Redis
+    assert done.returncode != 0
+    assert "no broker configured" in done.stderr and "Traceback" not in done.stderr
