@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -54,6 +54,15 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# Reasoning tokens allowed per reply by effort (client.reasoning_allowance_tokens's default).
+REASONING_ALLOWANCE_TOKENS: dict[ReasoningEffort, int] = {
+    "minimal": 0,
+    "low": 1500,
+    "medium": 6000,
+    "high": 16000,
+}
+
+
 class ClientSettings(_Section):
     """Model client timeouts and the transport-retry layer (separate from contract retries)."""
 
@@ -64,7 +73,20 @@ class ClientSettings(_Section):
     transport_max_retries: int = Field(4, ge=0, le=10)
     backoff_base_s: float = Field(0.5, ge=0)
     backoff_max_s: float = Field(20.0, ge=0)
+    # The ceiling of every call's reply. Each call asks for what its contract expects instead
+    # (``Contract.reply_tokens``) x reply_margin + a reasoning allowance by model and effort, since the
+    # provider counts what a call asks for against its TPM, not what the reply uses.
     max_completion_tokens: int = Field(16000, ge=1)
+    reply_margin: float = Field(1.5, ge=1.0)
+    # Reasoning tokens allowed on top of the visible reply, by effort (no effort given: medium);
+    # reasoning_allowance_by_model overrides efforts per model, e.g. {gpt-5-mini: {low: 2500}}.
+    reasoning_allowance_tokens: dict[ReasoningEffort, int] = Field(
+        default_factory=lambda: dict(REASONING_ALLOWANCE_TOKENS)
+    )
+    reasoning_allowance_by_model: dict[str, dict[ReasoningEffort, int]] = Field(default_factory=dict)
+    # What the provider's TPM counts of a call: "reserved" (OpenAI: prompt + max_completion_tokens
+    # when the request arrives, nothing given back) or "served" (prompt + the completion it used).
+    metering: Literal["reserved", "served"] = "reserved"
     # Send each job's id as OpenAI's prompt_cache_key (its calls share one prompt cache); off for an
     # OpenAI-compatible server that rejects fields it does not know.
     send_prompt_cache_key: bool = True
@@ -154,6 +176,9 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
+    # The user YAML these settings were read from (None: none): processes a command starts read it too.
+    _config_file: Path | None = PrivateAttr(None)
+
     broker_url: str | None = None
     result_backend: str | None = None
     redis_url: str | None = None
@@ -201,6 +226,11 @@ class Settings(BaseSettings):
     first_prompt_example_tokens: int = Field(1000, ge=0)
     retry_example_tokens: int = Field(2000, ge=0)
 
+    @property
+    def config_file(self) -> Path | None:
+        """The user YAML these settings were read from, if any (``load_settings``)."""
+        return self._config_file
+
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction (API key, DSN, passwords inside URLs)."""
         held = [self.openai_api_key, self.sentry_dsn, self.webhook.secret, *self.api.keys]
@@ -227,6 +257,7 @@ def load_settings(
     if problem is not None:
         raise ConfigError(problem)
     announce(found)
+    settings._config_file = found.path.resolve() if found else None
     return settings
 
 

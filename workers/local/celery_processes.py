@@ -45,7 +45,7 @@ def flower_argv(port: int) -> list[str]:
 
 
 def child_env(settings: Settings) -> dict[str, str]:
-    """The environment for worker and Flower subprocesses: this one plus the stack's URLs."""
+    """The environment for worker and Flower subprocesses: this one plus the stack's URLs and settings file."""
     env = dict(environment())
     for key, value in (
         ("SUTURE_BROKER_URL", settings.broker_url),
@@ -56,6 +56,10 @@ def child_env(settings: Settings) -> dict[str, str]:
     ):
         if value:
             env[key] = value
+    # Workers must keep the limits, policies and client settings of the command's --config file, not
+    # just its URLs (without this, a `batch --config` stack's workers kept no rate limit at all).
+    if settings.config_file is not None:
+        env["SUTURE_CONFIG"] = str(settings.config_file)
     return env
 
 
