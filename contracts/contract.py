@@ -42,11 +42,15 @@ from pydantic import BaseModel
 from suture.config.settings import Settings
 from suture.contracts.decoding import ROOT, decode, schema_failures
 from suture.contracts.errors import ContractDefinitionError, ContractError
+from suture.contracts.examples import estimate_tokens
 from suture.contracts.failure import Failure, Verdict
 from suture.contracts.fixer import Fixer
 from suture.contracts.invariants import names_for
 from suture.contracts.pointer import exists, expand, get, is_prefix, join, parent, parse_pointer
 from suture.contracts.strict_schema import strict_schema, sub_schema, template_from_schema
+
+# A surgical reply wraps its slice as {"value": ...}: the wrapper's few tokens.
+SLICE_FRAME_TOKENS = 8
 
 
 class Contract(ABC):
@@ -203,6 +207,20 @@ class Contract(ABC):
         slice needs the whole document (no excerpt found, or the contract says so by returning None)."""
         excerpt = self.source_excerpt(output, pointer)
         return None if excerpt is None else [excerpt]
+
+    def reply_tokens(self, output: Any = None, pointer: str | None = None) -> int:
+        """The visible tokens a reply is expected to take: a whole output, or the slice at ``pointer`` of ``output``.
+
+        It sizes each call's ``max_completion_tokens`` (times ``client.reply_margin``, plus a reasoning
+        allowance): the provider counts what a call asks for against its TPM, so asking for the
+        ceiling on every call fills the limit with tokens no reply uses. The default: the size of the
+        canonical example for a whole output, the size of the value being replaced for a slice (the
+        whole-output size when it is missing). A contract whose output grows with a parameter says so
+        (the quiz: questions x tokens per question).
+        """
+        if pointer is None or output is None or not exists(output, pointer):
+            return estimate_tokens(json.dumps(self.canonical_example(), ensure_ascii=False))
+        return SLICE_FRAME_TOKENS + estimate_tokens(json.dumps(get(output, pointer), ensure_ascii=False))
 
     def schema_template(self) -> dict[str, Any]:
         """A placeholder output generated from the schema (example tier 3)."""

@@ -38,13 +38,16 @@ first wording stays; similarity is ``suture.contracts.similarity`` (shared words
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from suture.config.settings import QuizRules, Settings
+from suture.contracts.contract import SLICE_FRAME_TOKENS
 from suture.contracts.errors import ContractDefinitionError
+from suture.contracts.examples import estimate_tokens
 from suture.contracts.failure import Failure
 from suture.contracts.language import detect_language
 from suture.contracts.quiz_example import canonical_quiz
@@ -54,6 +57,11 @@ from suture.contracts.quiz_params import resolve_quiz_params, with_detected_lang
 from suture.contracts.quiz_repair import QuizRepair
 from suture.contracts.similarity import repeats
 from suture.contracts.source import SourceText
+
+# What a written question takes (stem, options, a sentence of explanation, a quoted sentence): the
+# canonical example's questions are terser than the replies, which averaged 170-175 visible tokens a
+# question in the simulator's quizzes (6 questions, 4 options: 1,020-1,060 tokens). The larger is used.
+TOKENS_PER_QUESTION = 175
 
 ALL_NONE_OF_THE_ABOVE = re.compile(
     r"\b(all|none|both|neither)\s+of\s+(the\s+)?(above|options|answers|choices)\b", re.IGNORECASE
@@ -258,6 +266,22 @@ class QuizContract(QuizRepair):
     def canonical_example(self) -> dict[str, Any]:
         """A realistic, valid two-question quiz about ``suture.contracts.quiz_example.EXAMPLE_SOURCE``."""
         return canonical_quiz(self.options_per_question, self.rules.question_kinds, self.language)
+
+    def reply_tokens(self, output: Any = None, pointer: str | None = None) -> int:
+        """Questions x tokens per question (the canonical example's average) for a whole quiz or ``/questions``;
+        one question's worth for ``/questions/i``; the replaced value's size for anything smaller."""
+        example = self.canonical_example()
+        average = math.ceil(estimate_tokens(json.dumps(example["questions"])) / len(example["questions"]))
+        per_question = max(average, TOKENS_PER_QUESTION)
+        if pointer is None or pointer == "/questions":
+            return (
+                estimate_tokens(json.dumps(example["title"]))
+                + SLICE_FRAME_TOKENS
+                + self.questions * per_question
+            )
+        if re.fullmatch(r"/questions/\d+", pointer):
+            return SLICE_FRAME_TOKENS + max(per_question, super().reply_tokens(output, pointer))
+        return super().reply_tokens(output, pointer)
 
     def schema_template(self) -> dict[str, Any]:
         """The schema template with ``options_per_question`` option placeholders."""

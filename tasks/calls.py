@@ -20,7 +20,10 @@ class ModelCall(BaseModel):
     schema_name: str  # e.g. "quiz" for a full attempt, "quiz_slice" for a surgical slice
     json_schema: dict[str, Any]  # strict JSON schema (object at the root)
     reasoning_effort: ReasoningEffort | None = None
-    max_completion_tokens: int | None = None
+    max_completion_tokens: int | None = None  # the ceiling of this call's reply (None: the client's)
+    # The visible tokens the contract expects of the reply (``Contract.reply_tokens``): the client asks for
+    # that x a margin + a reasoning allowance (``tasks.reply_size``), within the ceiling. None: the ceiling.
+    expected_reply_tokens: int | None = None
     seed: int | None = None
     # Sent as OpenAI's ``prompt_cache_key``: the calls of one job share it (the job id), so the prefix
     # they have in common (instructions, document) is routed to one prompt cache. Not part of the
@@ -63,6 +66,13 @@ class ModelReply(BaseModel):
     cost_usd: float | None = None  # None = unknown price, never silently 0
     latency_ms: float = 0.0
     transport_retries: int = 0
+    # The max_completion_tokens of the reply returned, and 1 if a reply cut off by a smaller cap came before
+    # it (sent again with the cap doubled; its tokens and cost are included above).
+    max_completion_tokens: int | None = None
+    cap_retries: int = 0
+    # The max_completion_tokens of every request made for it, summed (what OpenAI counts against its TPM
+    # beyond the prompt): the cap, or the cut request's cap plus the doubled one.
+    asked_completion_tokens: int = 0
     # True when the endpoint declared itself a simulation (suture's simulator sends x-suture-simulated).
     simulated: bool = False
     # The OpenAI batch the call went through (None: sent online); priced at the Batch API's rate.

@@ -55,7 +55,9 @@ def plan_full(
         )
     example = _example(state, policy, contract, accepted)
     messages = redact_messages(_full_messages(state, policy, step, contract, example), secrets)
-    call = _model_call(state, step, messages, contract.name, contract.response_schema())
+    call = _model_call(
+        state, step, messages, contract.name, contract.response_schema(), contract.reply_tokens()
+    )
     digest = fingerprint(call)
     if digest in state.sent:
         reason = f"an identical prompt was already sent to {step.model} in this job"
@@ -135,7 +137,10 @@ def plan_surgical(
             rejected_repairs(state.attempts, target),
         )
         schema = contract.slice_schema(best.output, target)
-        call = _model_call(state, step, redact_messages(messages, secrets), f"{contract.name}_slice", schema)
+        expected = contract.reply_tokens(best.output, target)
+        call = _model_call(
+            state, step, redact_messages(messages, secrets), f"{contract.name}_slice", schema, expected
+        )
         digest = fingerprint(call)
         if digest not in state.sent:
             calls[target], values[target] = call, slice_value(best.output, target)
@@ -158,9 +163,15 @@ def plan_surgical(
 
 
 def _model_call(
-    state: JobState, step: Step, messages: list[dict[str, str]], schema_name: str, schema: dict[str, Any]
+    state: JobState,
+    step: Step,
+    messages: list[dict[str, str]],
+    schema_name: str,
+    schema: dict[str, Any],
+    expected_reply_tokens: int,
 ) -> ModelCall:
-    """One call of this job to the step's model: the job id as its cache key, the job's class for the budget."""
+    """One call of this job to the step's model: the job id as its cache key, the job's class for the budget,
+    the contract's expected reply size for its ``max_completion_tokens``."""
     return ModelCall(
         model=step.model,
         messages=messages,
@@ -168,6 +179,7 @@ def _model_call(
         json_schema=schema,
         reasoning_effort=step.reasoning_effort,
         max_completion_tokens=state.spec.options.max_completion_tokens,
+        expected_reply_tokens=expected_reply_tokens,
         cache_key=state.spec.job_id,
         priority=state.spec.priority,
     )

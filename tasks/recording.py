@@ -29,6 +29,8 @@ def full_record(action: RunFull, reply: ModelReply, options: EngineOptions) -> A
         cost_usd=cost_usd(reply, options),
         latency_ms=reply.latency_ms,
         transport_retries=reply.transport_retries,
+        asked_completion_tokens=reply.asked_completion_tokens,
+        cap_retries=reply.cap_retries,
         batch_id=reply.batch_id,
         example_tier=example.tier if example else None,
         example_tokens=example.tokens if example else None,
@@ -64,6 +66,8 @@ def surgical_record(
         # Slices run in parallel: the step takes as long as its slowest slice.
         latency_ms=max((r.latency_ms for r in present), default=0.0),
         transport_retries=sum(r.transport_retries for r in present),
+        asked_completion_tokens=sum(r.asked_completion_tokens for r in present),
+        cap_retries=sum(r.cap_retries for r in present),
         batch_id=next((r.batch_id for r in present if r.batch_id), None),
         outcome="no_better",
     )

@@ -51,6 +51,10 @@ class AttemptRecord(BaseModel):
     cost_usd: float | None = None
     latency_ms: float = 0.0
     transport_retries: int = 0
+    # The max_completion_tokens its request(s) asked for, summed (OpenAI counts them against its TPM), and
+    # how many replies cut off by their cap were sent again with the cap doubled.
+    asked_completion_tokens: int = 0
+    cap_retries: int = 0
     batch_id: str | None = None  # the OpenAI batch its call(s) went through (None: online)
     example_tier: int | None = None
     example_tokens: int | None = None

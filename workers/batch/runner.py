@@ -39,6 +39,7 @@ from suture.workers.batch.carry import Carried
 from suture.workers.batch.evaluation import job_params
 from suture.workers.batch.kept import Kept
 from suture.workers.batch.knobs import QuizAsk
+from suture.workers.batch.limit_counters import LimitCounters
 from suture.workers.batch.outputs import MANIFEST, BatchOutputs
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.records import (
@@ -84,6 +85,7 @@ class BatchRun:
         self.report = BatchReport(simulated=options.simulated, settings_note=self._note())
         self.last_finish_s = time.monotonic()
         self.budget = BatchBudget(settings, options)
+        self.limits = LimitCounters(settings)
 
     def _note(self) -> dict[str, Any]:
         o = self.options
@@ -135,6 +137,7 @@ class BatchRun:
     def summary(self) -> dict[str, Any]:
         """report.json as it stands: this run's results, the kept sections, this run's and the batch's cost."""
         extra = self.books.extra() if self.books is not None else {}
+        self.report.deferred = self.limits.since()
         batch_usd = {"cost_usd": extra["batch_cost_usd"]} if extra else {}  # the report is the batch's
         return self.report.summary() | {"enqueued": self.enqueued} | extra | batch_usd
 

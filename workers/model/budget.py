@@ -19,7 +19,9 @@ so workers' clocks need not agree and every change is atomic:
   (``budget_math.charged_tokens``) is refunded or charged;
 - ``correct``: a reply's ``x-ratelimit-remaining-*`` headers lower the buckets to what the provider
   says is left (plus what refilled while the reply was on its way: never below the truth);
-- ``block``: a 429's ``retry-after`` stops every call of the model until then, and its tokens go back.
+- ``block``: a 429's ``retry-after`` stops every call of the model until then, and its tokens go back;
+- ``record`` / ``stats``: counters of what the model's calls were served and metered, and how many
+  were deferred for the budget and for how long (``suture stats``, the batch report).
 
 A model without a limit is never metered. Errors: none of its own; Redis errors propagate (the task
 treats them as an outage and re-runs the step).
@@ -93,6 +95,24 @@ return math.ceil(wait)
 """
 
 
+# Per-model counters of the calls made under a limit (``Budget.record``): calls settled, tokens served
+# (prompt + completion) and metered (as the provider counts: ``client.metering``), calls deferred for the
+# budget and their total wait, 429s. Kept a day after the last change.
+STAT_FIELDS = (
+    "calls",
+    "served_tokens",
+    "metered_tokens",
+    "deferred_budget",
+    "deferred_budget_s",
+    "rate_limited",
+)
+STATS_TTL_S = 86_400
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 @dataclass(frozen=True)
 class Reservation:
     """What one call took of its model's budget (tokens 0 for a model without a limit)."""
@@ -121,6 +141,7 @@ class Budget:
         self._limits = {model: limit for model, limit in limits.items() if limit.rpm or limit.tpm}
         self._horizon_ms = max(1, math.ceil(horizon_s * 1000))
         self._prefix = prefix
+        self._redis = client
         self._script = client.register_script(_BUDGET)
 
     def limited(self, model: str) -> bool:
@@ -152,6 +173,26 @@ class Budget:
         """Hold every call of ``model`` for ``wait_s`` (a 429's retry-after); give back ``refund_tokens``."""
         if self.limited(model):
             self._run(model, "block", math.ceil(max(0.0, wait_s) * 1000), refund_tokens)
+
+    def record(self, model: str, counts: Mapping[str, float]) -> None:
+        """Add to the model's call counters (``STAT_FIELDS``), kept apart from the buckets and only for a limited model."""
+        if not self.limited(model) or not counts:
+            return
+        key = f"{self._prefix}:stats:{model}"
+        pipe = self._redis.pipeline(transaction=False)
+        for field, amount in counts.items():
+            pipe.hincrbyfloat(key, field, amount)
+        pipe.expire(key, STATS_TTL_S)
+        pipe.execute()
+
+    def stats(self) -> dict[str, dict[str, float]]:
+        """Each limited model's counters since they were last idle for ``STATS_TTL_S`` (``STAT_FIELDS``, 0 if none)."""
+        out: dict[str, dict[str, float]] = {}
+        for model in sorted(self._limits):
+            raw = self._redis.hgetall(f"{self._prefix}:stats:{model}")
+            values = {_text(k): float(v) for k, v in raw.items()}
+            out[model] = {field: values.get(field, 0.0) for field in STAT_FIELDS}
+        return out
 
     def _run(self, model: str, op: str, *args: float) -> int:
         limit = self._limits[model]

@@ -28,15 +28,19 @@ def prompt_estimate(messages: Sequence[Mapping[str, Any]]) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN) + MESSAGE_OVERHEAD_TOKENS * len(messages)
 
 
-def charged_tokens(usage: Usage, reserved: int, prompt_guess: int) -> int:
-    """What a finished call cost the provider's token limit: the reservation, its prompt guess made exact.
+def charged_tokens(usage: Usage, reserved: int, prompt_guess: int, metering: str = "reserved") -> int:
+    """What a finished call cost the provider's token limit, by how the provider meters (``client.metering``).
 
-    OpenAI meters a request by its prompt plus ``max_completion_tokens`` when it arrives, not by
-    the completion served, so only the prompt part of the estimate is corrected by the usage. A
-    reply without usage (0 prompt tokens) keeps the reservation as it was.
+    ``reserved`` (OpenAI): a request is metered by its prompt plus ``max_completion_tokens`` when it
+    arrives, not by the completion served, so only the prompt part of the estimate is corrected by
+    the usage (measured on the simulator, which meters as OpenAI documents it: its remaining-tokens
+    header never rises after a reply). ``served``: the prompt and the completion tokens the reply
+    used. A reply without usage (0 prompt tokens) keeps the reservation as it was.
     """
     if usage.input_tokens <= 0:
         return reserved
+    if metering == "served":
+        return usage.input_tokens + usage.output_tokens
     return reserved - prompt_guess + usage.input_tokens
 
 

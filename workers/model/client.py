@@ -36,9 +36,10 @@ import openai
 
 from suture.config.settings import Settings
 from suture.tasks.calls import ModelCall, ModelReply
+from suture.tasks.reply_size import doubled_cap
 from suture.workers.model.failures import RateLimited, TransportFailure, classify_status
 from suture.workers.model.pricing import cost_usd
-from suture.workers.model.wire import Completion, read_completion, request_body
+from suture.workers.model.wire import Completion, read_completion, request_body, sized
 
 log = logging.getLogger("suture.model_client")
 NO_KEY_PLACEHOLDER = "sk-none"  # OpenAI-compatible servers that need no key still get a header
@@ -83,14 +84,57 @@ class ModelClient:
         *,
         defer_rate_limits: bool = False,
         on_headers: Callable[[Mapping[str, str]], None] | None = None,
+        before_resend: Callable[[ModelCall, ModelReply], bool] | None = None,
     ) -> ModelReply:
         """Make one model call, retrying transport failures within the call budget; never raises for a failed call.
 
-        With ``defer_rate_limits`` a 429 rate limit raises ``RateLimited`` at once (no retry, no
-        sleep); ``on_headers`` gets every successful reply's headers.
+        The call asks for its expected reply's tokens (``wire.sized``); a reply cut off by that cap
+        (``finish_reason`` length) is sent once more with the cap doubled, within the ceiling, and the
+        reply returned counts both (``cap_retries`` 1). ``before_resend(bigger_call, cut_reply)`` is
+        asked first (a budgeted caller reserves the bigger call): False keeps the cut reply. With
+        ``defer_rate_limits`` a 429 rate limit raises ``RateLimited`` at once (no retry, no sleep);
+        ``on_headers`` gets every successful reply's headers.
         """
+        ceiling = call.max_completion_tokens or self._settings.client.max_completion_tokens
+        call = sized(call, self._settings)
         started = time.monotonic()
         deadline = started + self._settings.client.call_budget_s
+        reply = self._attempt(call, started, deadline, defer_rate_limits, on_headers)
+        bigger = doubled_cap(call.max_completion_tokens or ceiling, ceiling)
+        if reply.error is not None or reply.finish_reason != "length" or bigger is None:
+            return reply
+        resent = call.model_copy(update={"max_completion_tokens": bigger})
+        if before_resend is not None and not before_resend(resent, reply):
+            return reply
+        log.info(
+            "model %s: reply cut off at %d tokens, sent again with %d",
+            call.model,
+            reply.max_completion_tokens or 0,
+            bigger,
+        )
+        second = self._attempt(resent, started, deadline, defer_rate_limits, on_headers)
+        if second.error is not None:  # the cut reply is still the better answer
+            return reply.model_copy(update={"cap_retries": 1, "latency_ms": second.latency_ms})
+        cost = None if reply.cost_usd is None or second.cost_usd is None else reply.cost_usd + second.cost_usd
+        return second.model_copy(
+            update={
+                "usage": reply.usage + second.usage,
+                "cost_usd": cost,
+                "transport_retries": reply.transport_retries + second.transport_retries,
+                "cap_retries": 1,
+                "asked_completion_tokens": reply.asked_completion_tokens + second.asked_completion_tokens,
+            }
+        )
+
+    def _attempt(
+        self,
+        call: ModelCall,
+        started: float,
+        deadline: float,
+        defer_rate_limits: bool,
+        on_headers: Callable[[Mapping[str, str]], None] | None,
+    ) -> ModelReply:
+        """One request of ``call`` and its transport retries, until ``deadline``."""
         retries = 0
         while True:
             try:
@@ -182,6 +226,8 @@ class ModelClient:
             cost_usd=cost_usd(call.model, completion.usage, self._settings.prices),
             latency_ms=(time.monotonic() - started) * 1000,
             transport_retries=retries,
+            max_completion_tokens=call.max_completion_tokens,
+            asked_completion_tokens=call.max_completion_tokens or 0,
             simulated=self.simulated,
         )
 

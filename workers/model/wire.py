@@ -11,6 +11,28 @@ from typing import Any
 
 from suture.config.settings import Settings
 from suture.tasks.calls import ModelCall, Usage
+from suture.tasks.reply_size import completion_cap, reasoning_allowance
+
+
+def sized(call: ModelCall, settings: Settings) -> ModelCall:
+    """The call with its ``max_completion_tokens`` sized to its expected reply (``tasks.reply_size``), within
+    the ceiling (the call's own, else ``client.max_completion_tokens``); the same call when already sized."""
+    client = settings.client
+    ceiling = call.max_completion_tokens or client.max_completion_tokens
+    if call.expected_reply_tokens is None:
+        return (
+            call if call.max_completion_tokens else call.model_copy(update={"max_completion_tokens": ceiling})
+        )
+    allowance = reasoning_allowance(
+        client.reasoning_allowance_tokens,
+        client.reasoning_allowance_by_model,
+        call.model,
+        call.reasoning_effort,
+    )
+    cap = completion_cap(
+        call.expected_reply_tokens, margin=client.reply_margin, reasoning_tokens=allowance, ceiling=ceiling
+    )
+    return call.model_copy(update={"max_completion_tokens": cap, "expected_reply_tokens": None})
 
 
 def request_body(call: ModelCall, settings: Settings) -> dict[str, Any]:
@@ -28,7 +50,7 @@ def request_body(call: ModelCall, settings: Settings) -> dict[str, Any]:
             "type": "json_schema",
             "json_schema": {"name": call.schema_name, "schema": call.json_schema, "strict": True},
         },
-        "max_completion_tokens": call.max_completion_tokens or settings.client.max_completion_tokens,
+        "max_completion_tokens": sized(call, settings).max_completion_tokens,
     }
     if call.reasoning_effort is not None:
         arguments["reasoning_effort"] = call.reasoning_effort

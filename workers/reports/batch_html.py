@@ -30,7 +30,8 @@ def render(summary: dict[str, Any]) -> str:
     if summary.get("simulated"):
         parts.append(f"<p class=sim>{escape(str(summary.get('notice')))}</p>")
     parts += ["<h1>suture batch report</h1>", _cards(summary)]
-    parts += [_funnel(summary), _overhead(summary), _distributions(summary), _codes(summary), _tiers(summary)]
+    parts += [_funnel(summary), _overhead(summary), _provider(summary), _distributions(summary)]
+    parts += [_codes(summary), _tiers(summary)]
     parts += [
         _review(summary),
         _touched(summary),
@@ -80,6 +81,33 @@ def _overhead(s: dict[str, Any]) -> str:
         f"(1.00x: right first time; {o['quizzes']} quizzes): the overall ratio of costs, and per quiz.</p>"
         f"<div class=cards>{cards}</div>"
     )
+
+
+def _provider(s: dict[str, Any]) -> str:
+    per_model = s.get("provider_tokens") or {}
+    if not per_model:
+        return ""
+    head = (
+        "<tr><th>model<th>served tokens<th>metered tokens<th>served ÷ metered<th>cut replies sent again"
+        "<th>calls deferred for the budget<th>their wait s<th>429s</tr>"
+    )
+    rows = "".join(
+        f"<tr><td>{escape(model)}<td>{p['served_tokens']:,}<td>{p['metered_tokens']:,}"
+        f"<td>{_ratio(p['served_per_metered'])}"
+        f"<td>{p['cap_retries']}<td>{p.get('deferred_for_budget', '-')}<td>{p.get('deferred_for_budget_s', '-')}"
+        f"<td>{p.get('rate_limited', '-')}</tr>"
+        for model, p in per_model.items()
+    )
+    return (
+        "<h2>Tokens served and metered</h2><p>Served: prompt + completion tokens of the replies. Metered: "
+        "what the provider counts against its tokens-per-minute limit (OpenAI: the prompt + each request's "
+        "max_completion_tokens). Deferrals and 429s are the cluster's, over this run.</p>"
+        f"<table>{head}{rows}</table>"
+    )
+
+
+def _ratio(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
 
 
 def _distributions(s: dict[str, Any]) -> str:

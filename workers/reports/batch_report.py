@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from suture.tasks.vocabulary import FinalStatus
+from suture.workers.reports.provider_tokens import ProviderTokens
 from suture.workers.reports.repair_overhead import RepairOverhead
 
 # The final statuses in the order the report lists them.
@@ -97,6 +98,9 @@ class BatchReport:
         self.quiz_cost_usd: array[float] = array("d")
         self.quiz_latency_ms: array[float] = array("d")
         self.overhead = RepairOverhead()
+        self.provider = ProviderTokens()
+        # The cluster's per-model deferral counters over this run (``BatchRun``), None when not read.
+        self.deferred: dict[str, dict[str, float]] | None = None
         self.funnel: Counter[int] = Counter()
         self.code_seen: Counter[str] = Counter()
         self.code_fixed_by: defaultdict[str, Counter[str]] = defaultdict(Counter)
@@ -158,6 +162,8 @@ class BatchReport:
         self.overhead.add(result)
         attempts = result.get("attempts") or []
         self.funnel.update(range(1, len(attempts) + 1))
+        if paid:
+            self.provider.add(attempts)
         self.batch_api_attempts += sum(1 for a in attempts if a.get("batch_id"))
         self._add_codes(attempts, result.get("failures") or [])
         self._add_tiers(attempts)
@@ -240,6 +246,7 @@ class BatchReport:
                 "latency_ms": percentiles(self.quiz_latency_ms),
             },
             "repair_overhead": self.overhead.summary(),
+            "provider_tokens": self.provider.summary(self.deferred),
             "distributions": {
                 "cost_usd": histogram(self.quiz_cost_usd),
                 "latency_ms": histogram(self.quiz_latency_ms),
