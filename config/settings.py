@@ -54,12 +54,19 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# Reasoning tokens allowed per reply by effort (client.reasoning_allowance_tokens's default).
-REASONING_ALLOWANCE_TOKENS: dict[ReasoningEffort, int] = {
-    "minimal": 0,
-    "low": 1500,
-    "medium": 6000,
-    "high": 16000,
+class ReasoningAllowance(_Section):
+    """Reasoning tokens allowed on top of a reply's expected visible tokens: ``ratio`` x them, at least ``min_tokens``."""
+
+    ratio: float = Field(0.0, ge=0)
+    min_tokens: int = Field(0, ge=0)
+
+
+# client.reasoning_allowance's default, by effort (no effort given: medium, the API's default).
+REASONING_ALLOWANCE: dict[ReasoningEffort, ReasoningAllowance] = {
+    "minimal": ReasoningAllowance(ratio=0.0, min_tokens=0),
+    "low": ReasoningAllowance(ratio=1.0, min_tokens=256),
+    "medium": ReasoningAllowance(ratio=3.0, min_tokens=1024),
+    "high": ReasoningAllowance(ratio=8.0, min_tokens=4096),
 }
 
 
@@ -78,12 +85,14 @@ class ClientSettings(_Section):
     # provider counts what a call asks for against its TPM, not what the reply uses.
     max_completion_tokens: int = Field(16000, ge=1)
     reply_margin: float = Field(1.5, ge=1.0)
-    # Reasoning tokens allowed on top of the visible reply, by effort (no effort given: medium);
-    # reasoning_allowance_by_model overrides efforts per model, e.g. {gpt-5-mini: {low: 2500}}.
-    reasoning_allowance_tokens: dict[ReasoningEffort, int] = Field(
-        default_factory=lambda: dict(REASONING_ALLOWANCE_TOKENS)
+    # Reasoning tokens allowed on top of the expected visible reply, by effort (no effort: medium);
+    # reasoning_allowance_by_model overrides efforts per model, e.g. {gpt-5-mini: {low: {ratio: 2}}}.
+    reasoning_allowance: dict[ReasoningEffort, ReasoningAllowance] = Field(
+        default_factory=lambda: dict(REASONING_ALLOWANCE)
     )
-    reasoning_allowance_by_model: dict[str, dict[ReasoningEffort, int]] = Field(default_factory=dict)
+    reasoning_allowance_by_model: dict[str, dict[ReasoningEffort, ReasoningAllowance]] = Field(
+        default_factory=dict
+    )
     # What the provider's TPM counts of a call: "reserved" (OpenAI: prompt + max_completion_tokens
     # when the request arrives, nothing given back) or "served" (prompt + the completion it used).
     metering: Literal["reserved", "served"] = "reserved"

@@ -13,20 +13,26 @@ import math
 from collections.abc import Mapping
 
 from suture.config.models import ReasoningEffort
+from suture.config.settings import ReasoningAllowance
 
 # The API's default effort when a call names none (OpenAI: medium).
 DEFAULT_EFFORT: ReasoningEffort = "medium"
 
 
 def reasoning_allowance(
-    by_effort: Mapping[ReasoningEffort, int],
-    by_model: Mapping[str, Mapping[ReasoningEffort, int]],
+    expected_tokens: int,
+    by_effort: Mapping[ReasoningEffort, ReasoningAllowance],
+    by_model: Mapping[str, Mapping[ReasoningEffort, ReasoningAllowance]],
     model: str,
     effort: ReasoningEffort | None,
 ) -> int:
-    """The reasoning tokens allowed on top of the visible reply: the model's own figure for the effort, else the effort's."""
+    """The reasoning tokens allowed on top of a visible reply of ``expected_tokens``: the model's own allowance
+    for the effort, else the effort's (``ratio`` x the reply, at least ``min_tokens``); none known: 0."""
     chosen: ReasoningEffort = effort or DEFAULT_EFFORT
-    return int(by_model.get(model, {}).get(chosen, by_effort.get(chosen, 0)))
+    allowance = by_model.get(model, {}).get(chosen) or by_effort.get(chosen)
+    if allowance is None:
+        return 0
+    return max(allowance.min_tokens, math.ceil(allowance.ratio * max(0, expected_tokens)))
 
 
 def completion_cap(expected_tokens: int | None, *, margin: float, reasoning_tokens: int, ceiling: int) -> int:

@@ -24,7 +24,8 @@ def sized(call: ModelCall, settings: Settings) -> ModelCall:
             call if call.max_completion_tokens else call.model_copy(update={"max_completion_tokens": ceiling})
         )
     allowance = reasoning_allowance(
-        client.reasoning_allowance_tokens,
+        call.expected_reply_tokens,
+        client.reasoning_allowance,
         client.reasoning_allowance_by_model,
         call.model,
         call.reasoning_effort,

@@ -154,10 +154,12 @@ class SimulatorServer:
         if self.stats.in_flight >= self.max_in_flight:
             self.stats.count(chat.model, errors=1)
             return _error(_overloaded(self.max_in_flight))
-        admission = self.limiter.admit(chat.model, prompt_tokens(chat.messages), chat.max_completion_tokens)
+        prompt = prompt_tokens(chat.messages)
+        admission = self.limiter.admit(chat.model, prompt, chat.max_completion_tokens)
         if admission.rejected is not None:
             self.stats.count(chat.model, rate_limited=1, limited=1)
             return _error(admission.rejected, admission.headers)
+        self.stats.metered(chat.model, prompt + (chat.max_completion_tokens or 0))
         outcome = self.responder.respond(chat)
         if outcome.completion is None:
             assert outcome.transport_fault is not None
@@ -183,6 +185,7 @@ class SimulatorServer:
     ) -> web.Response:
         if chat.max_completion_tokens is None:
             self.limiter.charge(chat.model, completion.completion_tokens)
+            self.stats.metered(chat.model, completion.completion_tokens)
         self.stats.enter(chat.model)
         try:
             if completion.latency_s > 0:
