@@ -57,9 +57,10 @@ class BudgetedCaller:
 
     def __call__(self, call: ModelCall) -> ModelReply:
         """One call within the budget; ``CallDeferred`` if it must wait (budget spent, or a 429)."""
-        call = sized(call, self._settings)  # the budget reserves exactly the cap the request asks for
         guess = prompt_estimate(call.messages)
-        reservation = self._reserve(call, guess)
+        # The budget reserves exactly the cap the client will ask for (the client sizes the call the same
+        # way, and keeps its ceiling for a cut reply's doubled cap).
+        reservation = self._reserve(sized(call, self._settings), guess)
         if not reservation.granted:
             self._record(call.model, deferred_budget=1, deferred_budget_s=reservation.wait_s)
             raise CallDeferred(call.model, reservation.wait_s, "budget")
