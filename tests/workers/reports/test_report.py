@@ -189,3 +189,43 @@ def test_a_rolled_back_slice_is_no_failure_a_later_step_fixed() -> None:
     codes = report.summary()["failure_codes"]
     assert codes["preserve_violated"]["occurrences"] == 1 and codes["preserve_violated"]["fixed_by"] == {}
     assert codes["imbalanced_options"]["fixed_by"] == {"3:surgical:gpt-5-nano@low": 1}
+
+
+def test_served_and_metered_tokens_and_budget_deferrals_per_model() -> None:
+    # Given a job whose full call asked for 2,000 completion tokens and whose slice reply was cut off once
+    attempts = [
+        {
+            "mode": "full",
+            "model": "gpt-5-nano",
+            "usage": {"input_tokens": 900, "output_tokens": 1_100},
+            "asked_completion_tokens": 2_000,
+            "cap_retries": 0,
+        },
+        {"mode": "fix", "model": "gpt-5-nano", "usage": {}},
+        {
+            "mode": "surgical",
+            "model": "gpt-5-mini",
+            "usage": {"input_tokens": 600, "output_tokens": 150},
+            "asked_completion_tokens": 300,
+            "cap_retries": 1,
+        },
+    ]
+    report = BatchReport()
+    report.add_result(SOURCE, {"job_id": "j", "status": "delivered", "attempts": attempts}, "traces/j.json")
+    # And the cluster's counters say three nano calls waited 4.5 s for the budget over the run
+    report.deferred = {"gpt-5-nano": {"deferred_budget": 3, "deferred_budget_s": 4.5, "rate_limited": 0}}
+    # Then report.json has served ÷ metered per model (what OpenAI counts: prompt + asked completion)
+    provider = report.summary()["provider_tokens"]
+    assert provider["gpt-5-nano"] == {
+        "served_tokens": 2_000,
+        "metered_tokens": 2_900,
+        "served_per_metered": 0.69,
+        "cap_retries": 0,
+        "deferred_for_budget": 3,
+        "deferred_for_budget_s": 4.5,
+        "rate_limited": 0,
+    }
+    assert (provider["gpt-5-mini"]["served_per_metered"], provider["gpt-5-mini"]["cap_retries"]) == (0.833, 1)
+    # And the page shows them
+    page = render(report.summary())
+    assert "Tokens served and metered" in page and "0.69" in page and "2,900" in page

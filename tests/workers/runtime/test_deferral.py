@@ -38,11 +38,12 @@ def _limits(**per_model: dict[str, int]) -> str:
 def test_a_binding_token_limit_is_kept_without_a_429_and_every_job_ends_once(
     celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]
 ) -> None:
-    # Given a provider metering 24,000 tokens a minute on nano (simulated), and suture told the same;
-    # each call reserves its prompt + 2,000 completion tokens, so a dozen jobs need ~two minutes' budget
-    url = simulator("perfect", limits={NANO: RateLimit(tpm=24_000)})
+    # Given a provider metering 16,000 tokens a minute on nano (simulated), and suture told the same;
+    # each call reserves its prompt + its 2-question quiz's expected reply (about 1,800 tokens in all),
+    # so a dozen jobs need more than the minute's budget
+    url = simulator("perfect", limits={NANO: RateLimit(tpm=16_000)})
     stack = celery_stack(
-        url, SUTURE_LIMITS=_limits(**{NANO: {"tpm": 24_000}}), SUTURE_CLIENT__MAX_COMPLETION_TOKENS="2000"
+        url, SUTURE_LIMITS=_limits(**{NANO: {"tpm": 16_000}}), SUTURE_CLIENT__MAX_COMPLETION_TOKENS="2000"
     )
     configure(stack.settings)
     worker = stack.start_worker(concurrency=4)
@@ -60,6 +61,15 @@ def test_a_binding_token_limit_is_kept_without_a_429_and_every_job_ends_once(
     assert "Traceback" not in worker.log()
     # ...and the worker's log has its own lines, not httpx's line per request (CPU at 1,000 in flight)
     assert "HTTP Request:" not in worker.log()
+    # ...and `suture stats` counts the tokens exactly as the provider metered and served them, and the
+    # calls deferred for the budget with their wait
+    shown = stack.cli("stats")
+    assert shown.returncode == 0, shown.stderr
+    nano, provider = json.loads(shown.stdout)["models"][NANO], stats["models"][NANO]
+    assert (nano["metered_tokens"], nano["served_tokens"]) == (provider["metered_tokens"], provider["tokens"])
+    assert nano["served_per_metered"] == round(provider["tokens"] / provider["metered_tokens"], 3)
+    assert nano["deferred_for_budget"] >= 1 and nano["deferred_for_budget_s"] > 0
+    assert (nano["calls"], nano["rate_limited"]) == (12, 0)
 
 
 @pytest.mark.timeout(120)
