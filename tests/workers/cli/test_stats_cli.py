@@ -36,6 +36,7 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
     assert code == 0
     assert figures == {
         "jobs": {"unfinished": 3, "past_deadline": 0, "waiting": {"interactive": 3, "bulk": 0}},
+        "models": {},  # no model has limits: nothing metered
         "queues": {
             "suture.model": 0,
             "suture.model.bulk.ahead": 0,
@@ -51,6 +52,7 @@ def test_stats_count_queued_jobs_then_nothing_once_workers_delivered_them(
         time.sleep(0.1)
     assert figures == {
         "jobs": {"unfinished": 0, "past_deadline": 0, "waiting": {"interactive": 0, "bulk": 0}},
+        "models": {},  # no model has limits: nothing metered
         "queues": {
             "suture.model": 0,
             "suture.model.bulk.ahead": 0,
