@@ -215,12 +215,17 @@ class Contract(ABC):
         allowance): the provider counts what a call asks for against its TPM, so asking for the
         ceiling on every call fills the limit with tokens no reply uses. The default: the size of the
         canonical example for a whole output, the size of the value being replaced for a slice (the
-        whole-output size when it is missing). A contract whose output grows with a parameter says so
-        (the quiz: questions x tokens per question).
+        whole-output size when it is missing; a list as its items x its largest item, since a repair may
+        bring every item up to it: options balanced against a long correct answer). A contract whose
+        output grows with a parameter says so (the quiz: questions x tokens per question).
         """
         if pointer is None or output is None or not exists(output, pointer):
             return estimate_tokens(json.dumps(self.canonical_example(), ensure_ascii=False))
-        return SLICE_FRAME_TOKENS + estimate_tokens(json.dumps(get(output, pointer), ensure_ascii=False))
+        value = get(output, pointer)
+        if isinstance(value, list) and value:
+            largest = max(estimate_tokens(json.dumps(item, ensure_ascii=False)) for item in value)
+            return SLICE_FRAME_TOKENS + len(value) * largest
+        return SLICE_FRAME_TOKENS + estimate_tokens(json.dumps(value, ensure_ascii=False))
 
     def schema_template(self) -> dict[str, Any]:
         """A placeholder output generated from the schema (example tier 3)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 from suture.config.settings import REASONING_ALLOWANCE, ReasoningAllowance, Settings
@@ -95,3 +96,20 @@ def test_a_quiz_call_is_sent_with_its_contracts_estimate_as_its_cap() -> None:
     # And sizing twice changes nothing (the budget and the wire see the same cap)
     once = sized(_call(expected), settings)
     assert sized(once, settings) == once
+
+
+def test_a_list_slice_expects_every_item_as_large_as_its_largest() -> None:
+    # Given options whose correct answer is conspicuously the longest (the imbalance a repair fixes)
+    quiz = QuizContract(questions=1)
+    long = "the crown, whose debts had grown with every war it had fought in the decades before"
+    output = {"title": "T", "questions": [{"options": [long, "taxes", "wars", "guilds"]}]}
+    # When the options are estimated for their repair
+    expected = quiz.reply_tokens(output, "/questions/0/options")
+    # Then balanced options (every distractor as long as the answer) fit the estimate
+    balanced = [
+        long,
+        long.replace("crown", "church"),
+        long.replace("crown", "nobles"),
+        long.replace("crown", "towns"),
+    ]
+    assert expected >= len(json.dumps(balanced)) // 4
