@@ -88,8 +88,14 @@ def run_one(tpm: int, sections: int, suture: str, directory: Path) -> dict[str, 
         }
         command = [suture, "--config", str(config), "batch", str(docs), "--out", str(out)]
         started = time.monotonic()
+        # Run from the run's own folder: the stack's workers are `python -m celery`, which imports
+        # `suture` from the working directory first, so from a checkout they would run its code.
         process = subprocess.Popen(
-            command, env=env, stdout=subprocess.DEVNULL, stderr=(directory / "batch.log").open("w")
+            command,
+            cwd=directory,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=(directory / "batch.log").open("w"),
         )
         samples: list[tuple[float, int]] = []
         first: float | None = None
@@ -130,10 +136,12 @@ def _row(r: dict[str, Any]) -> str:
     x_tpm = "-" if r["useful_per_min"] is None else f"{r['useful_per_min'] / r['tpm']:.2f}"
     window = "-" if r["window_s"] is None else f"{r['window_s']:g}"
     delivered = f"{r['statuses']['delivered']} / {r['statuses']['soft_delivered']}"
+    nano = (r.get("provider_tokens") or {}).get("gpt-5-nano")  # the batch report's view (None: not reported)
+    deferred = "-" if nano is None else f"{nano['deferred_for_budget']} / {nano['deferred_for_budget_s']:g}"
     return (
         f"| {r['label']} | {r['tpm']:,} | {r['sections']} | {delivered} | {lost} | {r['requests']} | "
         f"{r['rate_limited']} ({share:.1%}) | {r['served']:,} | {r['metered']:,} | {ratio:.2f} | "
-        f"{r['wall_s']:g} | {window} | {useful} | {x_tpm} | {r['load']} |"
+        f"{deferred} | {r['wall_s']:g} | {window} | {useful} | {x_tpm} | {r['load']} |"
     )
 
 
@@ -154,8 +162,9 @@ def write(rows: list[dict[str, Any]]) -> None:
     """Rewrite the section with every row, and the rows as JSON so a later run keeps them."""
     head = (
         "| run | TPM per model | sections | delivered / soft | lost | requests | 429s | served tokens "
-        "| metered tokens | served ÷ metered | wall s | sustained window s | useful tokens/min | x TPM | load |\n"
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| metered tokens | served ÷ metered | nano calls deferred for the budget / their wait s | wall s "
+        "| sustained window s | useful tokens/min | x TPM | load |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     body = "\n".join(_row(r) for r in rows)
     text = f"""Machine: {machine()}.
@@ -164,7 +173,9 @@ gpt-5-mini at the TPM shown and {RPM:,} RPM each, as OpenAI does (prompt + `max_
 counted when a request arrives, never given back); `suture --config limits.yaml batch` with the same
 `limits:` and every other setting default, over one-section documents of about 1,600 characters
 (5 questions each), on the embedded stack it starts. Served: prompt + completion tokens of the
-replies; metered: what the simulator's limits counted. Sustained window: from one minute after the
+replies; metered: what the simulator's limits counted (the batch report's own counts, from the traces,
+were equal to them in every `after` run). Deferrals: from the batch report (a call deferred twice counts twice; the
+wait is the sum of the slots given). Sustained window: from one minute after the
 first request (the full bucket a run starts with is spent) to the last sample below 95 % of the
 final served total; useful tokens/min over it, x TPM of one model. Load: the 1-minute load average
 when the run started (the machine is shared). Produced by `python -m bench.bench_tier`
@@ -175,6 +186,19 @@ when the run started (the machine is shared). Produced by `python -m bench.bench
 
 Goal (issue 36, at 40k and 200k TPM): useful tokens >= 0.5 x TPM over the sustained window,
 429s <= 1 % of requests, none lost.
+
+`before` rows: a checkout from before issue 36 (`--suture` of that checkout; this module's simulator).
+Two causes, found by reproducing the issue's run: the workers of the stack `suture batch` starts never
+read its `--config` file, so they kept no limit at all and every call went out to meet a 429 (the
+simulator refuses a request it cannot hold and counts it against the RPM; the worker deferred the call
+for its `retry-after` and sent it again, to meet the next 429); and every call reserved the 16,000-token ceiling, so two or three
+calls filled a 40,000-token minute. `after` rows: the workers read the file (`SUTURE_CONFIG`), and each
+call asks for its contract's expected reply x 1.5 + a reasoning allowance (a 5-question quiz at low
+effort: about 2,200 tokens; an options slice at minimal effort: about 100), a reply cut off by that
+cap being sent again once with it doubled ("cut replies" in the batch report; none in these runs).
+Served ÷ metered is what a binding TPM turns into useful tokens; at 3M TPM nothing binds and it is the
+same ratio (the earlier "a binding TPM" section measured 0.22 at 3M TPM with the ceiling set to
+4,000; at the default ceiling of 16,000 every quiz call metered ~17,000 tokens for ~2,500 served).
 
 <!-- rows: {json.dumps(rows)} -->
 """
