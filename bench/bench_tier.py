@@ -174,8 +174,8 @@ counted when a request arrives, never given back); `suture --config limits.yaml 
 `limits:` and every other setting default, over one-section documents of about 1,600 characters
 (5 questions each), on the embedded stack it starts. Served: prompt + completion tokens of the
 replies; metered: what the simulator's limits counted (the batch report's own counts, from the traces,
-were equal to them in every `after` run). Deferrals: from the batch report (a call deferred twice counts twice; the
-wait is the sum of the slots given). Sustained window: from one minute after the
+were equal to them in every `after` run). Deferrals: from the batch report (a call deferred twice
+counts twice; the wait is the sum of the slots given). Sustained window: from one minute after the
 first request (the full bucket a run starts with is spent) to the last sample below 95 % of the
 final served total; useful tokens/min over it, x TPM of one model. Load: the 1-minute load average
 when the run started (the machine is shared). Produced by `python -m bench.bench_tier`
@@ -187,12 +187,12 @@ when the run started (the machine is shared). Produced by `python -m bench.bench
 Goal (issue 36, at 40k and 200k TPM): useful tokens >= 0.5 x TPM over the sustained window,
 429s <= 1 % of requests, none lost.
 
-`before` rows: a checkout from before issue 36 (`--suture` of that checkout; this module's simulator).
-Two causes, found by reproducing the issue's run: the workers of the stack `suture batch` starts never
+`before` rows: a checkout from before issue 36 (`--suture` of that checkout; this module's simulator;
+the row here: main at bd85a6d, the commit this work was rebased on). Two causes, found by reproducing the issue's run: the workers of the stack `suture batch` starts never
 read its `--config` file, so they kept no limit at all and every call went out to meet a 429 (the
 simulator refuses a request it cannot hold and counts it against the RPM; the worker deferred the call
-for its `retry-after` and sent it again, to meet the next 429); and every call reserved the 16,000-token ceiling, so two or three
-calls filled a 40,000-token minute. `after` rows: the workers read the file (`SUTURE_CONFIG`), and each
+for its `retry-after` and sent it again, to meet the next 429); and every call reserved the
+16,000-token ceiling, so two or three calls filled a 40,000-token minute. `after` rows: the workers read the file (`SUTURE_CONFIG`), and each
 call asks for its contract's expected reply x 1.5 + a reasoning allowance (a 5-question quiz at low
 effort: about 2,200 tokens; an options slice at minimal effort: about 100), a reply cut off by that
 cap being sent again once with it doubled ("cut replies" in the batch report; none in these runs).
