@@ -185,7 +185,7 @@ class Settings(BaseSettings):
         populate_by_name=True,
     )
 
-    # The user YAML these settings were read from (None: none): processes a command starts read it too.
+    # The user YAML named for these settings (None: none named): processes a command starts read it too.
     _config_file: Path | None = PrivateAttr(None)
 
     broker_url: str | None = None
@@ -237,7 +237,7 @@ class Settings(BaseSettings):
 
     @property
     def config_file(self) -> Path | None:
-        """The user YAML these settings were read from, if any (``load_settings``)."""
+        """The user YAML these settings were read from when one was named (--config, $SUTURE_CONFIG), else None."""
         return self._config_file
 
     def secrets(self) -> list[str]:
@@ -266,7 +266,9 @@ def load_settings(
     if problem is not None:
         raise ConfigError(problem)
     announce(found)
-    settings._config_file = found.path.resolve() if found else None
+    # Named (--config, $SUTURE_CONFIG) only: a file found in the working directory is found there again by the
+    # processes a command starts, and keeps its own checks (``endpoint_problem``) as a found file.
+    settings._config_file = found.path.resolve() if found and found.origin != "cwd" else None
     return settings
 
 

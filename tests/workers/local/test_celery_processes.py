@@ -36,3 +36,15 @@ def test_without_a_config_file_the_workers_environment_names_none(
     monkeypatch.chdir(tmp_path)
     # Then no settings file is passed on
     assert "SUTURE_CONFIG" not in child_env(load_settings())
+
+
+def test_a_file_found_in_the_working_directory_is_left_for_the_workers_to_find(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # Given a suture.yaml found in the working directory (not named by the user)
+    monkeypatch.delenv("SUTURE_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "suture.yaml").write_text("limits:\n  gpt-5-nano: {tpm: 40000}\n")
+    settings = load_settings()
+    # Then it is not passed on as a named file: the workers, started here, find it as found (and check it so)
+    assert settings.limits and "SUTURE_CONFIG" not in child_env(settings)
