@@ -162,8 +162,12 @@ class BatchSettings(_Section):
     """How `suture batch` cuts documents into sections and how many jobs it keeps in flight."""
 
     section_max_chars: int = Field(6000, ge=200)
-    # A heading starts a new section only once the current one has at least this much text.
+    # Sections follow headings; one with less text than this is joined to a neighbour under the same
+    # parent heading (while both fit in section_max_chars).
     section_min_chars: int = Field(1500, ge=0)
+    # One slide, one section; a slide with less text than this (900: what `--questions auto` needs for
+    # its 3 questions) is joined to the next slide, or the one before.
+    slide_min_chars: int = Field(900, ge=0)
     max_sections_per_document: int = Field(60, ge=1)
     max_file_mb: float = Field(50.0, gt=0)
     # Less text than this is not worth a quiz; the file is skipped with a reason.

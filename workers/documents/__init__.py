@@ -7,9 +7,12 @@ file in a folder that is not a course document is an issue too ("unsupported"), 
 dropped. ``document_text(path, settings.batch)`` is the whole text of one document as a batch reads
 it (for ``suture validate --source``). Errors: see ``suture.workers.documents.errors``.
 
-Sections open at headings (markdown, Word heading styles), slides (PowerPoint: one slide, one
-unit, titled by the slide title; pages are slide numbers) and, in a PDF, at its outline's bookmarks,
-else at headings found in its text, else at pages (titled "Pages 3-4").
+Sections follow the document's own outline: headings (markdown, Word heading styles), slides
+(PowerPoint: one slide, one section, titled by the slide title; pages are slide numbers) and, in a
+PDF, its outline's bookmarks, else headings found in its text, else pages (titled "Pages 3-4", only
+for a PDF with neither). A section too short for a quiz is joined to its neighbour under the same
+parent heading and named after what it covers ("6.1–6.4 Externalities", "Slides 3–5: Supply
+shocks"); see ``suture.workers.documents.section``. Titles are plain text (no Markdown marks).
 """
 
 from __future__ import annotations
@@ -182,9 +185,10 @@ def document_text(path: str | Path, limits: BatchSettings) -> str:
 
 
 def _office_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
+    slides = path.suffix.lower() == ".pptx"
     units = list(_office_units(path))
     _require_text(path, sum(len(unit.text.strip()) for unit in units), limits)
-    yield from _bounded(source, units, limits, total_pages=None)
+    yield from _bounded(source, units, limits, total_pages=None, unit_name="Slide" if slides else None)
 
 
 def _read_bytes(path: Path, limits: BatchSettings) -> bytes:
@@ -260,11 +264,17 @@ def _require_text(path: Path, chars: int, limits: BatchSettings) -> None:
 
 
 def _bounded(
-    source: str, units: Iterable[Unit], limits: BatchSettings, *, total_pages: int | None
+    source: str,
+    units: Iterable[Unit],
+    limits: BatchSettings,
+    *,
+    total_pages: int | None,
+    unit_name: str | None = None,
 ) -> Iterator[Section | InputIssue]:
     """Sections of one document, at most ``max_sections_per_document``; the rest is named in an issue."""
+    min_chars = limits.slide_min_chars if unit_name == "Slide" else limits.section_min_chars
     sections = pack_sections(
-        source, units, max_chars=limits.section_max_chars, min_chars=limits.section_min_chars
+        source, units, max_chars=limits.section_max_chars, min_chars=min_chars, unit_name=unit_name
     )
     for section in sections:
         if section.index > limits.max_sections_per_document:

@@ -47,21 +47,22 @@ def docx_units(path: Path) -> Iterator[Unit]:
     document = _open(path, docx.Document, "Word")
     block: list[str] = []
     title: str | None = None
+    level: int | None = None
     try:
         for item in document.iter_inner_content():
             text = _table_text(item) if isinstance(item, Table) else item.text.strip()
-            heading = isinstance(item, Paragraph) and _is_heading(item) and bool(text)
-            if heading and block:
-                yield Unit("\n".join(block), breaks=title is not None, title=title)
+            depth = _heading_level(item) if isinstance(item, Paragraph) and text else None
+            if depth is not None and block:
+                yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
                 block = []
-            if heading:
-                title = text
+            if depth is not None:
+                title, level = text, depth
             if text:
                 block.append(text)
     except _OPEN_ERRORS as exc:
         raise UnreadableDocument(path, "unreadable", f"not a readable Word file ({_name(exc)})") from exc
     if block:
-        yield Unit("\n".join(block), breaks=title is not None, title=title)
+        yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
 
 
 def pptx_units(path: Path) -> Iterator[Unit]:
@@ -71,7 +72,7 @@ def pptx_units(path: Path) -> Iterator[Unit]:
         for number, slide in enumerate(deck.slides, start=1):
             title, lines = _slide_text(slide)
             if lines:
-                yield Unit("\n".join(lines), page=number, breaks=True, title=title)
+                yield Unit("\n".join(lines), page=number, breaks=True, title=title, level=1)
     except _OPEN_ERRORS as exc:
         raise UnreadableDocument(
             path, "unreadable", f"not a readable PowerPoint file ({_name(exc)})"
@@ -89,15 +90,17 @@ def _open(path: Path, opener: Any, kind: str) -> Any:
         raise UnreadableDocument(path, "unreadable", f"not a readable {kind} file ({_name(exc)})") from exc
 
 
-def _is_heading(paragraph: Paragraph) -> bool:
+def _heading_level(paragraph: Paragraph) -> int | None:
+    """0 for the Title style, N for a style "Heading N" (or one based on it), None for body text."""
     style = paragraph.style
     while style is not None:
-        if style.style_id == "Title" or _HEADING_STYLE.match(style.style_id or ""):
-            return True
-        if style.name == "Title" or (style.name or "").startswith("Heading "):
-            return True
+        if style.style_id == "Title" or style.name == "Title":
+            return 0
+        for name in (style.style_id or "", style.name or ""):
+            if _HEADING_STYLE.match(name) or name.startswith("Heading "):
+                return int(name[-1]) if name[-1].isdigit() else 1
         style = style.base_style
-    return False
+    return None
 
 
 def _table_text(table: Table) -> str:

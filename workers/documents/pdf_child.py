@@ -8,7 +8,7 @@ first caps itself: address space ``memory_mb`` and CPU ``cpu_s`` for the whole f
 signal ends the step). Then it writes ASCII JSON lines on stdout, read by its parent:
 
     {"t": "open", "pages": N, "notes": [...]}           the PDF opened (decrypted with "" if needed)
-    {"t": "outline", "marks": [[page, title], ...]}      bookmarks of the two top levels (if asked)
+    {"t": "outline", "marks": [[page, title, depth], ...]}  bookmarks of the two top levels (if asked)
     {"t": "page", "n": k, "text": "...", "note": ...}    page k's text ("" and a note if unreadable)
     {"t": "refused", "reason": R, "detail": D}           the file cannot be read (R: a stable code)
     {"t": "over", "limit": "cpu" | "memory"}             the current step ran out of CPU or memory
@@ -100,7 +100,7 @@ def _decrypt(reader: PdfReader) -> str:
 
 
 def outline(reader: PdfReader) -> list[list[Any]]:
-    """``[page, title]`` of the bookmarks of the two top outline levels (1-based pages)."""
+    """``[page, title, depth]`` of the bookmarks of the two top outline levels (1-based pages, depth 0, 1)."""
     return list(_marks(reader, reader.outline, depth=0))
 
 
@@ -113,7 +113,7 @@ def _marks(reader: PdfReader, nodes: Any, depth: int) -> Iterator[list[Any]]:
         page = reader.get_destination_page_number(node)
         title = " ".join(str(node.title or "").split())
         if title and page is not None and page >= 0:
-            yield [page + 1, title]
+            yield [page + 1, title, depth]
 
 
 def page_record(reader: PdfReader, number: int) -> dict[str, Any]:

@@ -78,7 +78,10 @@ class SandboxedPdf:
         record = self._next()
         if record.get("note"):
             self.notes.append(f"{record['note']}; sections follow headings")
-        marks = [Mark(page=int(page), title=str(title)) for page, title in record.get("marks", [])]
+        marks = [
+            Mark(page=int(mark[0]), title=str(mark[1]), level=int(mark[2]) + 1 if len(mark) > 2 else 1)
+            for mark in record.get("marks", [])
+        ]
         return sorted(marks, key=lambda m: m.page)  # stable: same page keeps outline order
 
     def units(self) -> Iterator[Unit]:

@@ -44,6 +44,7 @@ class Mark:
 
     page: int
     title: str
+    level: int = 1
 
 
 def structured_units(pages: Iterable[tuple[int, str]], outline: Sequence[Mark]) -> Iterator[Unit]:
@@ -55,9 +56,9 @@ def structured_units(pages: Iterable[tuple[int, str]], outline: Sequence[Mark]) 
 
 
 def _outline_units(pages: Iterable[tuple[int, str]], outline: Sequence[Mark]) -> Iterator[Unit]:
-    by_page: dict[int, list[str]] = {}
+    by_page: dict[int, list[Mark]] = {}
     for mark in outline:
-        by_page.setdefault(mark.page, []).append(mark.title)
+        by_page.setdefault(mark.page, []).append(mark)
     seen_mark = False
     for number, text in pages:
         lines = text.splitlines()
@@ -66,16 +67,16 @@ def _outline_units(pages: Iterable[tuple[int, str]], outline: Sequence[Mark]) ->
         yield from _split_page(number, lines, cuts, breaks_first=not seen_mark)
 
 
-def _cuts(lines: list[str], titles: list[str]) -> list[tuple[int, str]]:
-    """(line index, title) where each title starts on the page; the top of the page if not found."""
-    cuts: list[tuple[int, str]] = []
+def _cuts(lines: list[str], marks: list[Mark]) -> list[tuple[int, str, int]]:
+    """(line index, title, level) where each bookmark starts on the page; the top of the page if not found."""
+    cuts: list[tuple[int, str, int]] = []
     start = 0
-    for title in titles:
-        at = _find_line(lines, title, start)
+    for mark in marks:
+        at = _find_line(lines, mark.title, start)
         at = start if at is None else at
         if cuts and cuts[-1][0] == at:
             continue  # two bookmarks at one place (a chapter and its first part): the outer one names it
-        cuts.append((at, " ".join(title.split())))
+        cuts.append((at, " ".join(mark.title.split()), mark.level))
         start = at
     return cuts
 
@@ -96,7 +97,8 @@ def _heading_units(pages: Iterable[tuple[int, str]]) -> Iterator[Unit]:
     seen_heading = False
     for number, text in pages:
         lines = text.splitlines()
-        cuts = [(i, " ".join(lines[i].split())) for i in _heading_lines(lines, edges, first_page=number == 1)]
+        found = _heading_lines(lines, edges, first_page=number == 1)
+        cuts = [(i, title, numbering_level(title)) for i in found for title in [" ".join(lines[i].split())]]
         seen_heading = seen_heading or bool(cuts)
         yield from _split_page(number, lines, cuts, breaks_first=not seen_heading)
 
@@ -153,30 +155,37 @@ def _looks_like_title(line: str, max_words: int) -> bool:
     )
 
 
+def numbering_level(title: str) -> int:
+    """A heading's depth from its numbering: "3" and "3." are 1, "3.1" is 2; unnumbered ones are 1."""
+    number = re.match(r"^(\d{1,2}(?:\.\d{1,2}){0,3})\.?\s", title)
+    return number.group(1).count(".") + 1 if number else 1
+
+
 def _split_page(
-    number: int, lines: list[str], cuts: list[tuple[int, str]], *, breaks_first: bool
+    number: int, lines: list[str], cuts: list[tuple[int, str, int]], *, breaks_first: bool
 ) -> Iterator[Unit]:
     """The page cut before each heading line: a leading piece continues the section before.
 
-    A heading with no text of its own before the next heading (a document title over its first
-    chapter) is carried into the next piece, which keeps its own, more specific, title.
+    A heading with no text of its own before the next heading of its level (a document title over
+    its first chapter) is carried into the next piece, which keeps its own, more specific, title; one
+    over a deeper heading (a chapter over its first section) stays a unit, so the chapter is known.
     """
-    bounds = [at for at, _ in cuts]
+    bounds = [at for at, _, _ in cuts]
     if not bounds or bounds[0] > 0:
         head = "\n".join(lines[: bounds[0] if bounds else len(lines)]).strip()
         if head:
             yield Unit(head, page=number, breaks=breaks_first and not cuts)
     carried = ""
-    for n, (at, title) in enumerate(cuts):
+    for n, (at, title, level) in enumerate(cuts):
         end = bounds[n + 1] if n + 1 < len(bounds) else len(lines)
         body = "\n".join(lines[at:end]).strip()
-        if n + 1 < len(cuts) and "\n" not in body:
+        if n + 1 < len(cuts) and "\n" not in body and cuts[n + 1][2] <= level:
             carried = f"{carried}\n{body}".strip()
             continue
         text = f"{carried}\n{body}".strip()
         carried = ""
         if text:
-            yield Unit(text, page=number, breaks=True, title=title)
+            yield Unit(text, page=number, breaks=True, title=title, level=level)
 
 
 def _fold(text: str) -> str:

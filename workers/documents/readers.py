@@ -76,19 +76,20 @@ def markdown_units(text: str) -> Iterator[Unit]:
     """Blocks of a markdown text, each opening at a heading (headings in code fences do not count)."""
     block: list[str] = []
     title: str | None = None
+    level: int | None = None
     in_fence = False
     for line in text.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
         heading = None if in_fence else _HEADING.match(line)
         if heading and block:
-            yield Unit("\n".join(block), breaks=title is not None, title=title)
+            yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
             block = []
         if heading:
-            title = heading.group(2)
+            title, level = heading.group(2), len(heading.group(1))
         block.append(line)
     if block:
-        yield Unit("\n".join(block), breaks=title is not None, title=title)
+        yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
 
 
 def plain_units(text: str) -> Iterator[Unit]:

@@ -93,7 +93,11 @@ def test_the_examples_are_sectioned_with_their_sources() -> None:
     assert [s.page_start for s in pdf] == sorted(s.page_start or 0 for s in pdf)
     assert all(s.describe()["pages"] for s in pdf)
     titled = [s.title for s in sections if s.source.endswith("photosynthesis.md")]
-    assert titled[0] == "Photosynthesis: how plants turn light into sugar"
+    assert titled == [
+        "Where it happens: the chloroplast",
+        "The light-dependent reactions, The Calvin cycle",
+        "Photorespiration and its workarounds, Factors that limit the rate",
+    ]
 
 
 def test_a_missing_input_is_a_usage_error(tmp_path: Path) -> None:
@@ -140,9 +144,9 @@ def test_split_text_never_exceeds_the_size_and_keeps_every_word(max_chars: int) 
     assert "".join(pieces).replace("\n", "").replace(" ", "") == text.replace("\n", "").replace(" ", "")
 
 
-def test_a_heading_starts_a_section_once_the_current_one_is_big_enough() -> None:
+def test_a_short_heading_is_joined_to_its_neighbour_and_named_for_both() -> None:
     units = [Unit("a" * 100, breaks=True, title="A"), Unit("b" * 100, breaks=True, title="B")]
     small = list(pack_sections("f.md", units, max_chars=1000, min_chars=500))
     large = list(pack_sections("f.md", units, max_chars=1000, min_chars=50))
-    assert [s.title for s in small] == ["A"]
+    assert [s.title for s in small] == ["A, B"]
     assert [s.title for s in large] == ["A", "B"]

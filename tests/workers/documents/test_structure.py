@@ -22,7 +22,7 @@ from suture.workers.documents import (
 from suture.workers.documents.pdf_structure import Mark, structured_units
 
 # Every heading opens its own section, so the tests see each boundary.
-EACH_HEADING = BatchSettings(section_min_chars=0, min_document_chars=20)
+EACH_HEADING = BatchSettings(section_min_chars=0, slide_min_chars=0, min_document_chars=20)
 MITOCHONDRIA = (
     "Mitochondria make most of the cell's ATP by oxidative phosphorylation on their inner membrane."
 )
@@ -101,10 +101,12 @@ def test_a_slide_deck_gives_a_section_per_slide_titled_by_the_slide(tmp_path: Pa
     assert "Stress the inner membrane." in sections[0].text and sections[3].text == "Questions and answers."
 
 
-def test_slides_are_packed_like_pages_with_the_usual_limits(tmp_path: Path) -> None:
-    # With the packaged section sizes, short slides share a quiz, and its title is the first slide's
+def test_short_slides_share_a_quiz_named_for_the_slides_it_covers(tmp_path: Path) -> None:
+    # With the packaged sizes, slides too short for a quiz share one, named by their numbers and titles
     sections, _ = _read(_slide_deck(tmp_path / "cells.pptx"), limits=BatchSettings(min_document_chars=20))
-    assert [(s.title, s.page_start, s.page_end) for s in sections] == [("Mitochondria", 1, 4)]
+    assert [(s.title, s.page_start, s.page_end) for s in sections] == [
+        ("Slides 1\u20134: Mitochondria, The nucleus, Ribosomes", 1, 4)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -190,9 +192,9 @@ def test_the_sample_pdf_gets_its_numbered_headings_as_titles() -> None:
         Path(__file__).parents[3] / "examples" / "plate_tectonics.pdf", limits=BatchSettings()
     )
     assert [s.title for s in sections] == [
-        "1. From continental drift to plate tectonics",
-        "3. Divergent boundaries",
-        "5. Transform boundaries",
+        "1\u20132 From continental drift to plate tectonics, The layers of the Earth",
+        "3\u20134 Divergent boundaries, Convergent boundaries",
+        "5\u20137 Transform boundaries, What drives the plates, Evidence and measurement today",
     ]
 
 
