@@ -62,7 +62,9 @@ def _export(out: Path, fmt: str) -> bytes:
 def test_gift(batch: tuple[Path, list[int]]) -> None:
     items = parse_gift(_export(batch[0], "gift").decode())
     categories = [i["title"] for i in items if i["type"] == "Category"]
-    assert categories[0] == "$course$/top/plate_tectonics/1. From continental drift to plate tectonics"
+    assert categories[0] == (
+        "$course$/top/plate_tectonics/1\u20132 From continental drift to plate tectonics, The layers of the Earth"
+    )
     assert len(categories) == 6 and sum(i["type"] == "MC" for i in items) == 24
     assert all("Source: plate_tectonics.pdf, p" in i["globalFeedback"]["text"] for i in items[1:5])
 
