@@ -39,6 +39,17 @@ class QuizRules(BaseModel):
     # Two stems sharing at least this share of their distinct words (Jaccard) are duplicates; 1.0 = same words.
     duplicate_stem_similarity: float = Field(0.85, gt=0.0, le=1.0)
     forbid_duplicate_questions: bool = True
+    # Give-aways (contracts/quiz_giveaways.py): the answer's words in the stem; a fill-in-the-blank answer
+    # longer than this many words (0: no limit); a distractor that contains, is part of or nearly repeats
+    # (this share of characters alike; 1.0: off) the correct option; a heading's number in a quote or stem;
+    # more than this share of stems opening with the same words (1.0: off), in quizzes of enough questions.
+    forbid_answer_in_stem: bool = True
+    max_blank_answer_words: int = Field(3, ge=0)
+    distractor_similarity: float = Field(0.85, gt=0.0, le=1.0)
+    forbid_section_numbers: bool = True
+    max_same_stem_opening_share: float = Field(0.5, gt=0.0, le=1.0)
+    stem_opening_words: int = Field(3, ge=1)
+    min_questions_for_opening_rule: int = Field(4, ge=1)
     # Teaching knobs: the kinds of question asked, the quiz's language, difficulty and audience.
     question_kinds: list[QuestionKind] = Field(default_factory=lambda: _SINGLE.copy(), min_length=1)
     language: str = "auto"

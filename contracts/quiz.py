@@ -23,6 +23,9 @@ duplicate_question          /questions/i (the later one)         its stem repeat
 empty_output                /                                    nothing, ``{}``, no questions, blank text
 ==========================  ===================================  =========================================
 
+The give-away codes (``answer_in_stem``, ``long_blank_answer``, ``distractor_overlaps_answer``,
+``section_number_in_text``, ``repeated_stem_opening``) are ``contracts.quiz_giveaways``'.
+
 The codes of question kinds (``question_kind``, ``answer_set``, ``true_false_options``) are
 ``contracts.quiz_kinds``'; a true/false question has 2 options, and only single-answer questions count
 for ``answer_position_skew`` and ``imbalanced_options``.
@@ -51,6 +54,7 @@ from suture.contracts.examples import estimate_tokens
 from suture.contracts.failure import Failure
 from suture.contracts.language import detect_language
 from suture.contracts.quiz_example import canonical_quiz
+from suture.contracts.quiz_giveaways import giveaway_failures, giveaway_instructions
 from suture.contracts.quiz_kinds import expected_options, first_line, instruction_lines, kind_failures
 from suture.contracts.quiz_model import Question, Quiz
 from suture.contracts.quiz_params import resolve_quiz_params, with_detected_language
@@ -145,6 +149,7 @@ class QuizContract(QuizRepair):
             failures += self._question_failures(index, question)
         failures += self._position_failures(quiz)
         failures += self._duplicate_failures(quiz)
+        failures += giveaway_failures(quiz, self.rules)
         return failures
 
     def _question_failures(self, i: int, q: Question) -> list[Failure]:
@@ -260,6 +265,7 @@ class QuizContract(QuizRepair):
         ]
         if self.rules.forbid_all_none_of_the_above:
             lines.append('Never use "all of the above" or "none of the above".')
+        lines += giveaway_instructions(self.rules)
         lines += instruction_lines(self.rules, self.language, self.avoid_questions)
         return "\n".join(lines)
 

@@ -30,13 +30,22 @@ def source_document(n: int) -> str:
     return "\n".join(f"{fact(i)} It was described in the survey of year {1900 + i}." for i in range(n))
 
 
+# Stems open in turn with different words, as a varied quiz does (``repeated_stem_opening``).
+STEMS = [
+    "What is the catalogue name of sample {i} of the collection?",
+    "In the survey, what is sample {i} of the collection catalogued as?",
+    "Which name is sample {i} of the collection catalogued under?",
+    "Under what name does the collection catalogue sample {i}?",
+]
+
+
 def question(i: int, k: int = 4) -> dict[str, Any]:
     """A valid question ``i`` with ``k`` options; correct positions cycle so the quiz is balanced."""
     options = [f"{OPTION_WORDS[(i + j) % len(OPTION_WORDS)]} {i}" for j in range(k)]
     index = i % k
     options[index], options[0] = options[0], options[index]
     return {
-        "question": f"Which name is sample {i} of the collection catalogued under?",
+        "question": STEMS[i % len(STEMS)].format(i=i),
         "options": options,
         "correct_answer_index": index,
         "correct_answer_text": options[index],
