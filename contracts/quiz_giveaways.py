@@ -15,8 +15,8 @@ section_number_in_text      /questions/i/question,               a heading's num
                             /questions/i/source_quote            the quote or of the stem's quoted statement
                                                                  ("1 Measuring price ...")
 repeated_stem_opening       /questions/i/question (the later     more than ``max_same_stem_opening_share`` of
-                            ones, beyond the share)              the stems open with the same
-                                                                 ``stem_opening_words`` words
+                            ones, beyond the share)              the stems (true/false aside) open with
+                                                                 the same ``stem_opening_words`` words
 ==========================  ===================================  =========================================
 
 Each rule is deterministic (folded text, whole words, ``difflib`` ratios) and is repaired where it
@@ -160,13 +160,17 @@ def _numbering(at: str, q: Question, rules: QuizRules) -> list[Failure]:
 
 
 def repeated_openings(quiz: Quiz, rules: QuizRules) -> list[Failure]:
-    """The later stems opening like too many before them (per opening, the ones past the share)."""
-    total = len(quiz.questions)
+    """The later stems opening like too many before them (per opening, the ones past the share).
+
+    True/false questions are left out: "True or false: ..." is their format, not a habit.
+    """
+    asked = [(i, q) for i, q in enumerate(quiz.questions) if q.kind != "true_false"]
+    total = len(asked)
     if rules.max_same_stem_opening_share >= 1.0 or total < rules.min_questions_for_opening_rule:
         return []
     allowed = max(1, math.floor(rules.max_same_stem_opening_share * total + 1e-9))
     holders: dict[tuple[str, ...], list[int]] = {}
-    for i, q in enumerate(quiz.questions):
+    for i, q in asked:
         key = opening(q.question, rules.stem_opening_words)
         if key:
             holders.setdefault(key, []).append(i)

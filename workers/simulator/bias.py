@@ -12,6 +12,7 @@ import random
 import re
 
 from suture.config.settings import QuizRules
+from suture.contracts.quiz_giveaways import overlap
 from suture.workers.simulator.document import Document
 from suture.workers.simulator.profiles import ModelTraits
 
@@ -68,14 +69,22 @@ def distractors(
 ) -> list[str]:
     """``count`` distinct options from the document's own words, about as long as ``correct``."""
     taken = {correct.casefold()}
-    near = [t for t in document.terms if abs(len(t) - len(correct)) <= 4 and t.casefold() not in taken]
+    # A model told of give-aways writes no distractor that contains or nearly repeats the answer.
+    near = [
+        t
+        for t in document.terms
+        if abs(len(t) - len(correct)) <= 4
+        and t.casefold() not in taken
+        and overlap(t, correct, rules.distractor_similarity) is None
+    ]
     rng.shuffle(near)
     chosen: list[str] = []
     for term in near[:count]:
         chosen.append(term)
         taken.add(term.casefold())
-    chosen += _phrases(document, len(correct), count - len(chosen), rng, taken)
-    chosen += [f"{correct} (not stated)" if i == 0 else f"Option {i}" for i in range(count - len(chosen))]
+    phrases = _phrases(document, len(correct), count - len(chosen), rng, taken)
+    chosen += [p for p in phrases if overlap(p, correct, rules.distractor_similarity) is None]
+    chosen += ["Not stated in the document" if i == 0 else f"Option {i}" for i in range(count - len(chosen))]
     if is_imbalanced(correct, chosen, rules):
         shortest = min(range(len(chosen)), key=lambda i: len(chosen[i]))
         chosen[shortest] = _stretch(chosen[shortest], len(correct), rng)

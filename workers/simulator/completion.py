@@ -17,6 +17,7 @@ from suture.workers.simulator.quizgen import write_quiz, write_slice
 from suture.workers.simulator.reask import read_reask, write_reask
 from suture.workers.simulator.request import ChatRequest
 from suture.workers.simulator.schema_fill import fill
+from suture.workers.simulator.stems import repair_text
 from suture.workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
 
 
@@ -39,8 +40,11 @@ def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
     prompt = read_prompt(request.messages, request.schema_name)
     traits = profile.traits(request.model)
     schema = request.json_schema or {"type": "object"}
-    if prompt.is_slice and request.schema_name == "quiz_slice":
-        value: Any = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
+    text_fix = repair_text(prompt, traits, rng, request.reasoning_effort) if prompt.is_slice else None
+    if text_fix is not None and request.schema_name == "quiz_slice":
+        value: Any = text_fix  # a stem or quote slice: its give-aways repaired (``stems``)
+    elif prompt.is_slice and request.schema_name == "quiz_slice":
+        value = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
     elif prompt.is_slice:
         value = write_generic_slice(schema, prompt, traits, profile, rng, request.reasoning_effort)
     elif _wants_quiz(request, prompt) and (reask := read_reask(request.messages)) is not None:

@@ -31,6 +31,11 @@ class ModelTraits:
     time_to_first_token_ms: float
     per_output_token_ms: float
     duplicate_rate: float = 0.0  # share of questions that repeat an earlier question of the same quiz
+    # Give-away habits (``stems``): share of single-answer questions with one (answer in the stem, a
+    # distractor containing the answer, a heading number in the quote), and share of quizzes whose
+    # stems all open alike. Assumed figures, in the ratio of the models' other biases; no production data.
+    giveaway_rate: float = 0.0
+    same_opening_rate: float = 0.0
     # Input plus output tokens one request may hold (OpenAI's GPT-5 models: 400,000); larger is a 400.
     context_tokens: int = 400_000
     # Rates measured on a real model by `suture calibrate` (``simulator.profile_file``), each replacing the
@@ -76,9 +81,15 @@ _TOTAL_TOLERANCE = 1e-9
 # Duplicate rates: issue 24 found 24 repeated stems in 630 questions of a real batch, most of them in two
 # sections too short for 15 questions (the simulator repeats itself there on its own); ~1% elsewhere.
 MODEL_TRAITS: dict[str, ModelTraits] = {
-    "gpt-5-nano": ModelTraits(5.5 / 15, 0.10, 1, 800.0, 8.0, duplicate_rate=0.01),
-    "gpt-5-mini": ModelTraits(2.7 / 15, 0.07, 1, 1000.0, 12.0, duplicate_rate=0.005),
-    "gpt-5": ModelTraits(0.5 / 15, 0.03, 0, 2000.0, 20.0, duplicate_rate=0.002),
+    "gpt-5-nano": ModelTraits(
+        5.5 / 15, 0.10, 1, 800.0, 8.0, duplicate_rate=0.01, giveaway_rate=0.06, same_opening_rate=0.2
+    ),
+    "gpt-5-mini": ModelTraits(
+        2.7 / 15, 0.07, 1, 1000.0, 12.0, duplicate_rate=0.005, giveaway_rate=0.04, same_opening_rate=0.1
+    ),
+    "gpt-5": ModelTraits(
+        0.5 / 15, 0.03, 0, 2000.0, 20.0, duplicate_rate=0.002, giveaway_rate=0.01, same_opening_rate=0.03
+    ),
 }
 
 CHAOS_FAULTS = FaultRates(
@@ -149,7 +160,14 @@ class Profile:
 
 def _unbiased(traits: dict[str, ModelTraits]) -> dict[str, ModelTraits]:
     return {
-        name: replace(t, imbalance_rate=0.0, position_skew_rate=0.0, duplicate_rate=0.0)
+        name: replace(
+            t,
+            imbalance_rate=0.0,
+            position_skew_rate=0.0,
+            duplicate_rate=0.0,
+            giveaway_rate=0.0,
+            same_opening_rate=0.0,
+        )
         for name, t in traits.items()
     }
 

@@ -30,6 +30,7 @@ from suture.workers.simulator.quizkinds import (
     true_false_question,
 )
 from suture.workers.simulator.repair_skill import slice_fix_rate
+from suture.workers.simulator.stems import opening_plan, single_stem, with_habit, without_numbering
 
 DEFAULT_QUESTIONS = 15
 _QUESTION_ITEM = re.compile(r"^/questions/(\d+)(/options)?$")
@@ -43,7 +44,9 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
     language, kinds = language_of(prompt.text, prompt.document), kinds_of(prompt.text)
     sentences = _pick_sentences(document, count, rng)
     positions = answer_positions(count, options, traits, rng)
+    openings = opening_plan(count, traits, rng, language)
     questions = []
+    worded: dict[str, int] = {}  # a sentence asked again is worded as before, as a model repeats itself
     for i, (sentence, position) in enumerate(zip(sentences, positions, strict=True)):
         kind = kinds[i % len(kinds)]
         if kind == "multiple" and options >= 3:
@@ -52,8 +55,20 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
             questions.append(true_false_question(document, sentence, rng, profile.rules, language))
         else:
             biased = rng.random() < traits.imbalance_rate
+            habit = rng.random() < traits.giveaway_rate
             questions.append(
-                write_question(document, sentence, position, options, biased, rng, profile, language)
+                write_question(
+                    document,
+                    sentence,
+                    position,
+                    options,
+                    biased,
+                    rng,
+                    profile,
+                    language,
+                    worded.setdefault(sentence.text, openings[i]),
+                    habit,
+                )
             )
     for i in range(1, len(questions)):
         if rng.random() < traits.duplicate_rate:
@@ -71,8 +86,14 @@ def write_question(
     rng: random.Random,
     profile: Profile,
     language: str = "en",
+    opening: int = 0,
+    habit: bool = False,
 ) -> dict[str, Any]:
-    """One question that blanks a term of ``sentence``; ``biased`` makes its answer conspicuous."""
+    """One question that blanks a term of ``sentence``; ``biased`` makes its answer conspicuous.
+
+    ``opening`` picks the stem's wording (``stems.OPENINGS``); a heading number glued before the
+    sentence stays out of the quote, and ``habit`` gives the question one give-away (``stems``).
+    """
     long_terms = [t for t in sentence.terms if 5 <= len(t) <= 14]
     term = rng.choice(long_terms or list(sentence.terms))
     others = distractors(document, term, options - 1, rng, profile.rules)
@@ -80,17 +101,18 @@ def write_question(
     if biased:
         correct = long_answer(term, sentence.text, max(len(o) for o in others), profile.rules, rng)
     option_list = [*others[:position], correct, *others[position:]]
-    texts = stem(sentence.text, term, language)
-    return {
+    quote = without_numbering(sentence.text)
+    question = {
         "kind": "single",
-        "question": texts["question"],
+        "question": single_stem(quote, term, language, opening),
         "options": option_list,
         "correct_answer_index": position,
         "correct_answer_text": correct,
         "correct_answer_indices": None,
-        "explanation": texts["explanation"],
-        "source_quote": texts["source_quote"],
+        "explanation": WORDING[language][3].format(" ".join(quote.split())),
+        "source_quote": quote,
     }
+    return with_habit(question, sentence.text, term, rng, language, opening) if habit else question
 
 
 def write_slice(

@@ -65,8 +65,12 @@ def kinds_of(prompt_text: str) -> tuple[str, ...]:
 
 
 def blank(sentence: str, term: str) -> str:
-    """``sentence`` on one line with the first whole-word ``term`` made a gap."""
-    return " ".join(re.sub(rf"\b{re.escape(term)}\b", "_____", sentence, count=1).split())
+    """``sentence`` on one line with every whole-word ``term`` (any case) made a gap.
+
+    Every occurrence: a gap beside the answer's own words gives it away (``answer_in_stem``).
+    """
+    pattern = rf"(?<![^\W_]){re.escape(term)}(?![^\W_])"
+    return " ".join(re.sub(pattern, "_____", sentence, flags=re.IGNORECASE).split())
 
 
 def stem(sentence: str, term: str, language: str) -> dict[str, str]:

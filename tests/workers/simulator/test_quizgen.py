@@ -20,6 +20,13 @@ from suture.workers.simulator.request import ChatRequest
 
 from .course import PHOTOSYNTHESIS, quiz_format, quiz_messages
 
+GIVEAWAY_CODES = (
+    "answer_in_stem",
+    "long_blank_answer",
+    "distractor_overlaps_answer",
+    "section_number_in_text",
+    "repeated_stem_opening",
+)
 QUIZZES_PER_MODEL = 40  # 600 questions per model
 # Binomial sd of a rate near 0.37 over 600 questions is ~0.02; 0.06 is three of them.
 RATE_TOLERANCE = 0.06
@@ -51,6 +58,7 @@ def test_realistic_imbalance_rate_matches_the_configured_rate(
             "imbalanced_options",
             "answer_position_skew",
             "duplicate_question",
+            *GIVEAWAY_CODES,  # the model's give-away habits (``stems``), measured in test_stems.py
         }
     # Then the share of imbalanced questions is the model's configured rate
     measured = imbalanced / (QUIZZES_PER_MODEL * 15)
