@@ -19,7 +19,7 @@ from suture.tasks.policy import Policy, PolicyError, Step
 # The surgical step added when no given policy has one to copy: the shipped default's shape (what a
 # slice keeps is the contract's invariants).
 DEFAULT_SURGICAL = Step(
-    mode="surgical", model="gpt-5-nano", reasoning_effort="minimal", target="smallest", max_failures=15
+    mode="surgical", model="gpt-5-nano", reasoning_effort="minimal", target="smallest", max_failures=40
 )
 
 

@@ -17,7 +17,7 @@ from suture.workers.simulator.quizgen import write_quiz, write_slice
 from suture.workers.simulator.reask import read_reask, write_reask
 from suture.workers.simulator.request import ChatRequest
 from suture.workers.simulator.schema_fill import fill
-from suture.workers.simulator.stems import repair_text
+from suture.workers.simulator.stems import repair_text, whole_question_stem
 from suture.workers.simulator.tokens import CHARS_PER_TOKEN, prompt_tokens, tokens
 
 
@@ -45,6 +45,7 @@ def answer(request: ChatRequest, profile: Profile, rng: random.Random) -> str:
         value: Any = text_fix  # a stem or quote slice: its give-aways repaired (``stems``)
     elif prompt.is_slice and request.schema_name == "quiz_slice":
         value = write_slice(prompt, traits, profile, rng, request.reasoning_effort)
+        value = whole_question_stem(value, prompt, traits, rng, request.reasoning_effort)
     elif prompt.is_slice:
         value = write_generic_slice(schema, prompt, traits, profile, rng, request.reasoning_effort)
     elif _wants_quiz(request, prompt) and (reask := read_reask(request.messages)) is not None:

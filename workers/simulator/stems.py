@@ -72,15 +72,43 @@ OPENINGS: dict[str, tuple[str, ...]] = {
         'In "{}": welk begrip ontbreekt?',
     ),
 }
-# Per language: a direct question for a phrase, "{}" being the words before it in the document.
-FOLLOWS: dict[str, str] = {
-    "en": 'According to the document, what comes right after "{}"?',
-    "fr": "Selon le document, qu'est-ce qui suit « {} » ?",
-    "de": "Was folgt laut dem Dokument direkt auf „{}“?",
-    "es": "Según el documento, ¿qué sigue a «{}»?",
-    "it": "Secondo il documento, che cosa segue «{}»?",
-    "pt": "Segundo o documento, o que vem depois de «{}»?",
-    "nl": 'Wat volgt volgens het document direct op "{}"?',
+# Per language: direct questions for a phrase, "{}" being the words before it in the document.
+FOLLOWS: dict[str, tuple[str, ...]] = {
+    "en": (
+        'According to the document, what comes right after "{}"?',
+        'How does the document continue "{}"?',
+        'What follows "{}" in the document?',
+    ),
+    "fr": (
+        "Selon le document, qu'est-ce qui suit « {} » ?",
+        "Comment le document poursuit-il « {} » ?",
+        "Que dit le document après « {} » ?",
+    ),
+    "de": (
+        "Was folgt laut dem Dokument direkt auf „{}“?",
+        "Wie setzt das Dokument „{}“ fort?",
+        "Was steht im Dokument nach „{}“?",
+    ),
+    "es": (
+        "Según el documento, ¿qué sigue a «{}»?",
+        "¿Cómo continúa el documento «{}»?",
+        "¿Qué dice el documento después de «{}»?",
+    ),
+    "it": (
+        "Secondo il documento, che cosa segue «{}»?",
+        "Come prosegue il documento «{}»?",
+        "Che cosa dice il documento dopo «{}»?",
+    ),
+    "pt": (
+        "Segundo o documento, o que vem depois de «{}»?",
+        "Como o documento continua «{}»?",
+        "O que diz o documento depois de «{}»?",
+    ),
+    "nl": (
+        'Wat volgt volgens het document direct op "{}"?',
+        'Hoe gaat het document verder na "{}"?',
+        'Wat zegt het document na "{}"?',
+    ),
 }
 NUMBERING = re.compile(r"^\s*\d{1,2}(?:\.\d{1,2}){0,3}\.?\s+(?=\(?[A-ZÀ-ÖØ-Þ])")
 _TEXT_SLICE = re.compile(r"^/questions/(\d+)/(question|source_quote)$")
@@ -98,8 +126,17 @@ def opening_plan(count: int, traits: ModelTraits, rng: random.Random, language: 
 
 def single_stem(sentence: str, term: str, language: str, opening: int) -> str:
     """A single-answer question that blanks ``term`` everywhere in ``sentence``, worded by ``opening``."""
+    return OPENINGS[language][_opening_without(opening, term, language)].format(blank(sentence, term))
+
+
+def _opening_without(opening: int, answer: str, language: str) -> int:
+    """``opening``, or the next wording whose own words do not name ``answer`` ("term", "document")."""
     wordings = OPENINGS[language]
-    return wordings[opening % len(wordings)].format(blank(sentence, term))
+    for step in range(len(wordings)):
+        candidate = (opening + step) % len(wordings)
+        if not answer or not contains_words(wordings[candidate].replace("{}", ""), answer):
+            return candidate
+    return opening % len(wordings)
 
 
 def without_numbering(sentence: str) -> str:
@@ -152,26 +189,65 @@ def repair_text(
     return {"value": fixed_stem(text, answer, prompt.failure_codes, language, rng)}
 
 
+STEM_CODES = frozenset(
+    {"answer_in_stem", "long_blank_answer", "section_number_in_text", "repeated_stem_opening"}
+)
+_QUESTION = re.compile(r"^/questions/\d+$")
+
+
+def whole_question_stem(
+    reply: dict[str, Any], prompt: Prompt, traits: ModelTraits, rng: random.Random, effort: str | None = None
+) -> dict[str, Any]:
+    """A whole-question reply whose stem also had give-aways named: its stem repaired too (at the fix rate)."""
+    value = reply.get("value")
+    codes = prompt.failure_codes & STEM_CODES
+    if not codes or not isinstance(value, dict) or not _QUESTION.match(prompt.slice_pointer or ""):
+        return reply
+    if not isinstance(value.get("question"), str) or rng.random() >= slice_fix_rate(traits, effort):
+        return reply
+    language = language_of(prompt.text, prompt.document)
+    answer = str(value.get("correct_answer_text") or "")
+    stem = fixed_stem(value["question"], answer, codes, language, rng)
+    quote = str(value.get("source_quote") or "")
+    return {"value": {**value, "question": stem, "source_quote": without_numbering(quote)}}
+
+
 def fixed_stem(stem: str, answer: str, codes: frozenset[str], language: str, rng: random.Random) -> str:
     """``stem`` with the give-aways named by ``codes`` repaired (the answer itself is kept elsewhere)."""
     found = _STATEMENT.search(stem)
     statement = found.group(1) if found else stem
+    wordings = OPENINGS[language]
+    current = next((i for i, w in enumerate(wordings) if stem.startswith(w.split("{}")[0])), None)
     if "section_number_in_text" in codes:
         statement = without_numbering(statement)
     if "answer_in_stem" in codes and answer:
-        statement = blank(_without_hint(statement, answer), answer)
+        # In a cloze the answer's other occurrences become gaps too; elsewhere they are elided.
+        statement = _without_hint(statement, answer)
+        statement = blank(statement, answer) if current is not None else _elided(statement, answer)
     if "long_blank_answer" in codes and BLANK.search(statement):
-        words = (
-            BLANK.split(statement, maxsplit=1)[0].split()[-8:] or statement.replace("_____", "").split()[:8]
-        )
-        return FOLLOWS[language].format(" ".join(words))
-    wordings = OPENINGS[language]
-    current = next((i for i, w in enumerate(wordings) if stem.startswith(w.split("{}")[0])), None)
+        return rng.choice(FOLLOWS[language]).format(_lead(statement, answer))
     if current is None or found is None:  # not one of its single-answer wordings: the statement in place
         return stem.replace(found.group(1), statement) if found else statement
     if "repeated_stem_opening" in codes:
         current = (current + 1 + rng.randrange(len(wordings) - 1)) % len(wordings)
-    return wordings[current].format(statement)
+    return wordings[_opening_without(current, answer, language)].format(statement)
+
+
+def _lead(statement: str, answer: str) -> str:
+    """Up to 8 words before the gap (after the answer's last occurrence there), else "…" and those after."""
+    before = BLANK.split(statement, maxsplit=1)[0]
+    if answer and contains_words(before, answer):
+        before = re.split(re.escape(answer), before, flags=re.IGNORECASE)[-1]
+    words = before.split()[-8:]
+    if words:
+        return " ".join(words)
+    after = BLANK.split(statement, maxsplit=1)[-1].replace("_____", "").split()[:8]
+    return "\u2026 " + _elided(" ".join(after), answer)
+
+
+def _elided(text: str, answer: str) -> str:
+    pattern = rf"(?<![^\W_]){re.escape(answer)}(?![^\W_])"
+    return re.sub(pattern, "\u2026", text, flags=re.IGNORECASE) if answer else text
 
 
 def _without_hint(statement: str, answer: str) -> str:
