@@ -103,8 +103,45 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
                 f"| {name} | {label} | {st['runs']} | {st['calls']} | {st['mean_cost_usd']:.6f} "
                 f"| {seconds:.1f} | {left:.2f}/{s['questions']} | {fixed} |"
             )
+    lines += giveaway_rates(report, s["questions"])
     lines += ["", f"Next to it, {SEED_000}."]
     return "\n".join(lines)
+
+
+GIVEAWAY_NOTE = "The simulator's give-away habits are assumed rates (`workers/simulator/profiles.py`, `workers/simulator/stems.py`), not measurements of a real model; a long (biased) answer in a cloze stem is both imbalanced_options and long_blank_answer. The sample documents' sentences carry no heading number, so section_number_in_text stays at 0 here (tests/contracts/test_quiz_giveaways.py covers it)."
+GIVEAWAY_CODES = (
+    "answer_in_stem",
+    "long_blank_answer",
+    "distractor_overlaps_answer",
+    "section_number_in_text",
+    "repeated_stem_opening",
+)
+
+
+def giveaway_rates(report: dict[str, Any], questions: int) -> list[str]:
+    """Each give-away rule's failures per 100 questions: after the first try, and left in the end.
+
+    "Left" is what the last model step that ran left, over all jobs: a job stops early only once valid.
+    """
+    lines = [
+        "",
+        "Give-away rules (contracts/quiz_giveaways.py), failures per 100 questions: first try / left at the end:",
+        "",
+        "| policy | " + " | ".join(GIVEAWAY_CODES) + " |",
+        "|---|" + "---:|" * len(GIVEAWAY_CODES),
+    ]
+    for name, p in report["policies"].items():
+        steps = [st for label, st in p["steps"].items() if not label.startswith("fix:")]
+        if not steps:
+            continue
+        jobs = max(steps[0]["runs"], 1)
+        cells = []
+        for code in GIVEAWAY_CODES:
+            first = steps[0]["mean_failures_left"].get(code, 0.0) / questions * 100
+            last = steps[-1]["mean_failures_left"].get(code, 0.0) * steps[-1]["runs"] / jobs / questions * 100
+            cells.append(f"{first:.1f} / {last:.1f}")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return [*lines, "", GIVEAWAY_NOTE]
 
 
 def other(report: dict[str, Any], args: argparse.Namespace, wall_s: float) -> str:
