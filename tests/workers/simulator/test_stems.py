@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -21,7 +21,7 @@ from .course import PHOTOSYNTHESIS
 GIVEAWAYS = {"answer_in_stem", "long_blank_answer", "distractor_overlaps_answer", "repeated_stem_opening"}
 
 
-def _quizzes(profile: str, model: str, count: int, **traits: float) -> tuple[QuizContract, list[dict]]:
+def _quizzes(profile: str, model: str, count: int) -> tuple[QuizContract, list[dict[str, Any]]]:
     chosen = PROFILES[profile]
     contract = QuizContract(15, source=PHOTOSYNTHESIS)
     prompt = read_prompt(
@@ -33,7 +33,7 @@ def _quizzes(profile: str, model: str, count: int, **traits: float) -> tuple[Qui
         ],
         "quiz",
     )
-    model_traits = replace(chosen.traits(model), **traits)
+    model_traits = chosen.traits(model)
     return contract, [write_quiz(prompt, model_traits, chosen, random.Random(seed)) for seed in range(count)]
 
 
