@@ -25,6 +25,7 @@ from suture.tasks.runner import Caller
 from suture.workers.batch.kept import QUIZZES, read_quiz_lines
 from suture.workers.batch.regenerate import RegenerateError, Regeneration
 from suture.workers.batch.review_edits import QuestionEdit, accept_quiz, edit_question
+from suture.workers.documents.section_titles import clean_title
 from suture.workers.output_folder import OutputFolderError, check_job_id
 from suture.workers.review.render import IndexItem, render_index, render_local_job
 from suture.workers.review.view import build_view
@@ -79,12 +80,26 @@ class _Review:
     def index(self, given: str) -> HTMLResponse:
         """Every quiz of the batch, in document order."""
         self._checked(given)
-        items = [_item(line, self.home) for line in read_quiz_lines(self.out_dir / QUIZZES).values()]
+        items = [
+            _item(line, self.home, self._repaired(line))
+            for line in read_quiz_lines(self.out_dir / QUIZZES).values()
+        ]
         intro = f"{self.out_dir}: every quiz of the batch, in document order. Open one to accept, edit or regenerate it."
         html = render_index(
             "Review the batch", items, intro=intro, empty="No quiz yet.", simulated=_simulated(self.out_dir)
         )
         return _page(html)
+
+    def _repaired(self, line: dict[str, Any]) -> int:
+        """The questions repaired in the quiz's trace, counted as its page counts them (0 without one)."""
+        job_id = str(line.get("job_id"))
+        try:
+            state = Regeneration.load(self.out_dir, job_id, self.settings).state
+        except RegenerateError:
+            return 0
+        result = {"job_id": job_id, "status": line.get("status"), "output": line.get("quiz")}
+        attempts = [a.public() for a in state.attempts]
+        return build_view(result, None, attempts=attempts, source=line.get("source")).repaired
 
     def quiz(self, given: str, job_id: str, notice: str | None = None) -> HTMLResponse:
         """One quiz as a reader sees it, its failures at their questions, with the three actions."""
@@ -153,14 +168,14 @@ def _refused(exc: RegenerateError) -> HTMLResponse:
     return HTMLResponse(f"<p id='error'>{_escape(str(exc))}</p>", status_code=422, headers=HEADERS)
 
 
-def _item(line: dict[str, Any], home: str) -> IndexItem:
+def _item(line: dict[str, Any], home: str, repaired: int) -> IndexItem:
     source = line.get("source") or {}
-    title = (line.get("quiz") or {}).get("title") or "(untitled quiz)"
+    title = clean_title(str((line.get("quiz") or {}).get("title") or "")) or "(untitled quiz)"
     label = f"{source.get('file')} §{source.get('section')}: {title}"
     touched = ", ".join(k for k in ("accepted", "edited") if line.get(k))
     return IndexItem(
         job_id=str(line.get("job_id")), label=label, href=f"{home}quiz/{line.get('job_id')}",
-        status=str(line.get("status")), failures=len(line.get("failures") or []), repaired=0, when=touched,
+        status=str(line.get("status")), failures=len(line.get("failures") or []), repaired=repaired, when=touched,
     )  # fmt: skip
 
 

@@ -3,23 +3,47 @@
 Both go to ``quizzes.jsonl`` (the job's line only, every other line unchanged) and to the ledger
 (``accepted`` / ``edited`` events), so a rerun keeps the quiz and never regenerates it. An edit is
 validated against the job's contract (its stored rules and its section's text) at once: the line's
-status and failures say what the contract thinks of it. Targeted regeneration is
+status and failures say what the contract thinks of it. An edited question's source quote is
+re-checked against its section (``supporting_quote``): kept while it names the answer, else
+replaced by a sentence that does, else cleared (and reported). Targeted regeneration is
 ``suture.workers.batch.regenerate``'s. Errors are ``RegenerateError`` (one line for the user).
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.contracts.quiz_giveaways import contains_words
 from suture.tasks.job import contract_for
 from suture.workers.batch.ledger import quiz_sha256
 from suture.workers.batch.regenerate import RegenerateError, Regeneration
 
 MAX_FIELD_CHARS = 4000
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+
+
+def supporting_quote(question: dict[str, Any], section: str) -> str:
+    """The quote an edited question keeps: its own while it names the answer, else a sentence that does.
+
+    Called when an edit changes the answer: a quote about something else would then be exported as the
+    answer's source. When the old quote does not name the new answer, the first sentence of the
+    section that does becomes the quote; when none does, the quote is cleared, so the contract
+    reports the blank source_quote and the quiz is soft-delivered until someone grounds it.
+    """
+    answer = str(question.get("correct_answer_text") or "")
+    quote = str(question.get("source_quote") or "")
+    if not answer.strip() or question.get("kind") == "true_false" or contains_words(quote, answer):
+        return quote
+    for found in _SENTENCE.finditer(section):
+        sentence = found.group(0).strip()
+        if contains_words(sentence, answer):
+            return sentence
+    return ""
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,8 @@ def edit_question(
         "correct_answer_index": edit.correct_index,
     }
     question |= {"correct_answer_text": options[edit.correct_index], "explanation": edit.explanation.strip()}
+    if question["correct_answer_text"] != questions[index].get("correct_answer_text"):  # a new answer
+        question["source_quote"] = supporting_quote(question, regeneration.state.spec.source)
     questions[index] = question
     verdict = contract_for(regeneration.state.spec).validate(quiz)
     failures = [f.public() for f in verdict.failures]

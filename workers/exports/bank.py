@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -54,6 +55,20 @@ class BankQuestion:
     def is_true(self) -> bool:
         """For a true/false question: whether the statement is true (the first option is correct)."""
         return self.correct == (0,)
+
+    def shuffled(self) -> BankQuestion:
+        """The question with its options in a seeded order (its uid: the same export, the same order).
+
+        For formats the LMS does not shuffle itself (Aiken, CSV, print): a model's answers bunch in
+        the first positions. True/false keeps True before False.
+        """
+        if self.kind == "true_false" or len(self.options) < 2:
+            return self
+        order = list(range(len(self.options)))
+        random.Random(hashlib.sha256(self.uid.encode()).digest()).shuffle(order)
+        options = tuple(self.options[i] for i in order)
+        correct = tuple(sorted(order.index(i) for i in self.correct))
+        return replace(self, options=options, correct=correct)
 
 
 @dataclass(frozen=True)

@@ -5,25 +5,32 @@ Columns: ``bank`` (document and section title), ``document``, ``section``, ``sec
 longest question needs), ``correct`` (letters, ``;``-separated for several), ``correct_text``,
 ``explanation``, ``source_quote``, ``status``, ``job_id``, ``simulated``. A cell that a
 spreadsheet would run as a formula (starting with ``= + - @``, a tab or a carriage return) is
-prefixed with ``'``, because documents and model output are untrusted.
+prefixed with ``'``, because documents and model output are untrusted; a number (``-0.47``,
+``+3``, ``1.5e-3``, ``-12 %``) is no formula and is left alone. Options are in a seeded shuffled
+order (``BankQuestion.shuffled``): an LMS importing CSV does not shuffle them itself.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from string import ascii_lowercase, ascii_uppercase
 
 from suture.workers.exports.bank import KINDS, Catalogue
 from suture.workers.exports.formats import ExportFormat
 
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# A plain number a spreadsheet reads as a number, not a formula: sign, digits, decimals, exponent, percent.
+_NUMBER = re.compile(r"^[+-]?(?:\d[\d ,]*(?:[.,]\d+)?|[.,]\d+)(?:[eE][+-]?\d+)?\s?%?$")
 
 
 def safe_cell(value: object) -> str:
-    """A cell's text, defused if a spreadsheet would take it for a formula."""
+    """A cell's text, defused if a spreadsheet would take it for a formula (a number stays a number)."""
     text = str(value)
-    return f"'{text}" if text.startswith(_FORMULA_START) else text
+    if not text.startswith(_FORMULA_START) or _NUMBER.match(text):
+        return text
+    return f"'{text}"
 
 
 def render(catalogue: Catalogue) -> bytes:
@@ -37,7 +44,7 @@ def render(catalogue: Catalogue) -> bytes:
     writer = csv.writer(buffer, lineterminator="\r\n")
     writer.writerow(header)
     for bank in catalogue.banks:
-        for q in bank.questions:
+        for q in (question.shuffled() for question in bank.questions):
             row: list[object] = [bank.name, bank.document, bank.section, bank.section_name, bank.where()]
             row += [q.number, q.kind, q.stem, *q.options, *[""] * (width - len(q.options))]
             row += [

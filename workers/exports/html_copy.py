@@ -1,6 +1,7 @@
 """A printable review copy: every bank with its questions, the right answers marked, and the sources.
 
-One self-contained HTML page (inline CSS; each bank starts a new printed page). Every string from
+One self-contained HTML page (inline CSS; each bank starts a new printed page), options in a seeded
+shuffled order (a printed copy is not shuffled by any LMS). Every string from
 the quizzes is escaped: documents and model output are untrusted.
 """
 
@@ -38,7 +39,7 @@ def render(catalogue: Catalogue) -> bytes:
 def _bank(bank: Bank) -> str:
     status = " (soft-delivered: to review)" if bank.status == "soft_delivered" else ""
     head = f"<h2>{escape(bank.name)}</h2><p class=src>{escape(bank.document)}, {escape(bank.where())}{status}</p>"
-    items = "".join(_question(bank, q) for q in bank.questions)
+    items = "".join(_question(bank, q.shuffled()) for q in bank.questions)  # print: seeded order
     return f"<section class=bank id={escape(bank.uid)}>{head}<ol class=questions>{items}</ol></section>"
 
 

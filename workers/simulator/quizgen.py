@@ -73,8 +73,17 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
     for i in range(1, len(questions)):
         if rng.random() < traits.duplicate_rate:
             questions[i] = dict(questions[rng.randrange(i)])  # the model repeats itself
-    title_words = " ".join(document.text.split()[:6]) or "the document"
+    title_words = _title_words(document.text)
     return {"title": WORDING[language][4].format(title_words), "questions": questions}
+
+
+def _title_words(text: str) -> str:
+    """The document's first line as plain words (no Markdown marks), its first 8 words at most."""
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    words = re.sub(r"[#*_`>\[\]]+", " ", first).split()
+    if not words:
+        return "the document"
+    return " ".join(words[:8]) + ("\u2026" if len(words) > 8 else "")
 
 
 def write_question(

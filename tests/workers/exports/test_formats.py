@@ -161,8 +161,13 @@ def test_aiken_carries_single_answers_only_and_says_what_it_left_out(out: Path) 
     target = out.parent / "banks.txt"
     catalogue = export(out, "aiken", target)
     questions = read_aiken(target.read_text())
-    assert len(questions) == 4 and questions[0]["stem"] == f"[cells - 1. Cells / membranes: an intro] {STEM}"
-    assert questions[0]["options"][0] == NASTY_OPTION and questions[0]["answer"] == "A"
+    # Then a stem is what students read (no bank name), marked only because the batch was simulated
+    assert len(questions) == 4 and questions[0]["stem"] == f"[SIMULATED] {STEM}"
+    first = questions[0]
+    assert (
+        first["options"][ord(first["answer"]) - ord("A")] == NASTY_OPTION
+    )  # options shuffled, answer follows
+    assert sorted(first["options"]) == sorted([NASTY_OPTION, "Plain option", "Tab here", "Last: one"])
     assert questions[2]["options"] == ["True", "False"]
     assert catalogue.left_out == {
         "soft-delivered quiz (add --include-soft)": 1,
@@ -176,17 +181,17 @@ def test_aiken_defuses_lines_that_would_read_as_format_lines(out: Path) -> None:
     ]
     folder = batch_output(out.parent / "odd", lines)
     questions = read_aiken(_export(folder, "aiken").decode())
-    assert questions[0]["options"][:2] == [
-        "B) looks like an option",
-        "ANSWER: B",
-    ]  # option lines are lettered
+    assert sorted(questions[0]["options"]) == sorted(["B) looks like an option", "ANSWER: B", "c", "d"])
+    assert questions[0]["options"][ord(questions[0]["answer"]) - ord("A")] == "B) looks like an option"
 
 
 def test_csv_has_a_row_per_question_with_formulas_defused(out: Path) -> None:
     rows = read_csv(_export(out, "csv"))
     assert len(rows) == 5 and rows[0]["question"] == STEM
-    assert rows[0]["option_a"] == "'" + NASTY_OPTION and rows[0]["correct"] == "A"
-    assert rows[2]["correct"] == "A;C" and rows[2]["kind"] == "multiple"
+    right = rows[0]["correct"].lower()
+    assert rows[0][f"option_{right}"] == "'" + NASTY_OPTION and rows[0]["correct_text"] == "'" + NASTY_OPTION
+    chosen = {rows[2][f"option_{letter.lower()}"] for letter in rows[2]["correct"].split(";")}
+    assert chosen == {"Nucleus", "Ribosome"} and rows[2]["kind"] == "multiple"
     assert rows[0]["source_pages"] == "pp. 3-4" and rows[4]["source_pages"] == "slide 5"
     assert rows[0]["bank"] == "cells - 1. Cells / membranes: an intro" and rows[0]["simulated"] == "True"
 
@@ -245,3 +250,27 @@ def test_nothing_to_export_is_an_error_and_writes_no_file(tmp_path: Path) -> Non
 def test_the_same_batch_exports_the_same_bytes(out: Path, fmt: str) -> None:
     # Stable identifiers and timestamps: a re-export updates an LMS's questions rather than duplicating them
     assert _export(out, fmt) == _export(out, fmt)
+
+
+def test_unshuffled_formats_spread_the_answers_and_csv_leaves_numbers_alone(tmp_path: Path) -> None:
+    # Given 40 questions whose correct answer is always the first option, one of them a negative number
+    questions = [question(f"Elasticity of good {i}?", ["-0.47", "+1.2", "0.8", "=1+1"], 0) for i in range(40)]
+    folder = batch_output(tmp_path / "out", [line("econ.md", 1, "Elasticity", None, questions)])
+    # When exported to the formats no LMS shuffles
+    aiken = read_aiken(_export(folder, "aiken").decode())
+    rows = read_csv(_export(folder, "csv"))
+    page = read_html(_export(folder, "html"))
+    # Then the correct answers are spread over the positions (seeded: the same export, the same order)
+    for letters in (
+        [q["answer"] for q in aiken],
+        [r["correct"] for r in rows],
+        [
+            "ABCD"[[li.get("class") for li in item.findall("ol/li")].index("right")]
+            for item in page.findall(".//section/ol/li")
+        ],
+    ):
+        counts = {letter: letters.count(letter) for letter in "ABCD"}
+        assert len(letters) == 40 and max(counts.values()) <= 20 and min(counts.values()) >= 3, counts
+    # ...and the CSV's formula guard defuses the formula, never a number
+    assert all(r["correct_text"] == "-0.47" for r in rows)
+    assert {r[f"option_{c}"] for r in rows for c in "abcd"} == {"-0.47", "+1.2", "0.8", "'=1+1"}
