@@ -18,6 +18,7 @@ shocks"); see ``suture.workers.documents.section``. Titles are plain text (no Ma
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -44,16 +45,17 @@ __all__ = [
     "read_document",
 ]
 
-SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx"})
-_OFFICE_READERS = {".docx": "docx_units", ".pptx": "pptx_units"}
+SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".odt"})
+_OFFICE_READERS = {".docx": "office.docx_units", ".pptx": "office.pptx_units", ".odt": "odt.odt_units"}
 
 
 def _office_units(path: Path) -> Iterable[Unit]:
-    """The units of a .docx or .pptx; its readers come with the ``documents`` extra (imported on use)."""
+    """The units of a .docx, .pptx or .odt; its readers come with the ``documents`` extra (imported on use)."""
+    module_name, function = _OFFICE_READERS[path.suffix.lower()].split(".")
     with requiring(f"reading {path.suffix.lower()} files", "documents"):
-        from suture.workers.documents import office
+        module = importlib.import_module(f"suture.workers.documents.{module_name}")
 
-    reader: Callable[[Path], Iterable[Unit]] = getattr(office, _OFFICE_READERS[path.suffix.lower()])
+    reader: Callable[[Path], Iterable[Unit]] = getattr(module, function)
     return reader(path)
 
 

@@ -81,10 +81,10 @@ def test_a_skipped_input_is_listed_and_sets_exit_3_in_a_dry_run(tmp_path: Path) 
     (tmp_path / "notes.md").write_text(
         "# Glaciers\n\n" + "Glaciers carve U-shaped valleys as they flow. " * 10
     )
-    (tmp_path / "handout.odt").write_bytes(b"PK\x03\x04 an OpenDocument file")
+    (tmp_path / "handout.epub").write_bytes(b"PK\x03\x04 an e-book")
     run = suture("redis://127.0.0.1:1/0", tmp_path, "--out", tmp_path / "out", "--dry-run")
     assert run.returncode == 3
-    assert f"skipped: {tmp_path / 'handout.odt'}: unsupported:" in run.stdout
+    assert f"skipped: {tmp_path / 'handout.epub'}: unsupported:" in run.stdout
 
 
 def _office_folder(folder: Path) -> Path:
@@ -157,14 +157,14 @@ def test_the_budget_stops_starting_sections_and_says_what_is_left(redis_url: str
 def test_a_batch_with_nothing_to_quiz_starts_no_stack_and_reports_the_skipped_files(tmp_path: Path) -> None:
     # Given a folder whose only file suture cannot read
     (tmp_path / "course").mkdir()
-    (tmp_path / "course" / "handout.odt").write_bytes(b"PK\x03\x04 an OpenDocument file")
+    (tmp_path / "course" / "handout.epub").write_bytes(b"PK\x03\x04 an e-book")
     out = tmp_path / "out"
     # When it is batched (with no Redis reachable: none is needed)
     run = suture("redis://127.0.0.1:1/0", tmp_path / "course", "--out", out)
     # Then it exits 3, lists the file on stdout and in both reports, and started nothing
     assert run.returncode == 3, run.stderr
-    assert "skipped: " in run.stdout and "handout.odt: unsupported" in run.stdout
+    assert "skipped: " in run.stdout and "handout.epub: unsupported" in run.stdout
     report = json.loads((out / "report.json").read_text())
     assert report["skipped"] == 1 and report["jobs"] == 0
-    assert "handout.odt" in (out / "report.html").read_text()
+    assert "handout.epub" in (out / "report.html").read_text()
     assert "embedded local stack" not in run.stderr

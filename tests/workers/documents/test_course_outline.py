@@ -13,6 +13,8 @@ from pathlib import Path
 import docx
 import pptx
 from fpdf import FPDF
+from odf.opendocument import OpenDocumentText
+from odf.text import H, P
 
 from suture.config.settings import BatchSettings
 from suture.workers.documents import InputIssue, Section, iter_documents
@@ -141,6 +143,26 @@ def test_word_files_follow_their_headings_in_english_and_french(tmp_path: Path) 
         "Information: Adverse selection, Moral hazard",
         "Le coût marginal",
         "Le coût moyen à long terme",
+    ]
+
+
+def test_an_odt_follows_its_headings(tmp_path: Path) -> None:
+    # Given a LibreOffice text: a title, a long part, and two short parts under one heading
+    document = OpenDocumentText()
+    for level, heading, text in [
+        (1, "Coûts de production", FRENCH * 2),
+        (2, "Le coût marginal", FRENCH * 20),
+        (2, "Le coût fixe", FRENCH * 9),
+        (2, "Le coût variable", FRENCH * 9),
+    ]:
+        document.text.addElement(H(outlinelevel=level, text=heading))
+        document.text.addElement(P(text=text))
+    path = tmp_path / "couts.odt"
+    document.save(str(path))
+    # Then its sections are its headings, the short ones joined and named under their parent
+    assert [s.title for s in _sections(path)] == [
+        "Le coût marginal",
+        "Coûts de production: Le coût fixe, Le coût variable",
     ]
 
 

@@ -223,21 +223,21 @@ def test_document_text_reads_office_files_like_a_batch(tmp_path: Path, maker: ob
 
 
 def test_document_text_refuses_what_a_batch_would_skip(tmp_path: Path) -> None:
-    bad = tmp_path / "notes.odt"
+    bad = tmp_path / "notes.epub"
     bad.write_bytes(b"PK not really")
     with pytest.raises(UnreadableDocument, match="unsupported"):
         document_text(bad, BatchSettings())
 
 
 def test_a_folder_lists_every_file_it_does_not_quiz(tmp_path: Path) -> None:
-    # Given a course folder with a Word file, a deck, and an OpenDocument file suture cannot read
+    # Given a course folder with a Word file, a deck, and an e-book suture cannot read
     _word_file(tmp_path / "a.docx")
     _slide_deck(tmp_path / "b.pptx")
-    (tmp_path / "c.odt").write_bytes(b"PK\x03\x04 odt")
+    (tmp_path / "c.epub").write_bytes(b"PK\x03\x04 epub")
     (tmp_path / ".hidden.md").write_text("# Hidden\n\nnot a course document")
     sections, issues = _read(tmp_path)
     # Then both Office files are quizzed in name order, and the other file is listed as skipped
     assert [Path(s.source).name for s in sections][:1] == ["a.docx"] and Path(
         sections[-1].source
     ).name == "b.pptx"
-    assert [(Path(i.source).name, i.reason) for i in issues] == [("c.odt", "unsupported")]
+    assert [(Path(i.source).name, i.reason) for i in issues] == [("c.epub", "unsupported")]
