@@ -21,6 +21,15 @@ PRICES = {
 }
 
 
+# Stems open in turn with different words, as a varied quiz does (``repeated_stem_opening``).
+STEMS = [
+    "Where is crate {i} of the catalogue kept?",
+    "In which warehouse does the catalogue keep crate {i}?",
+    "Which warehouse holds crate {i} of the catalogue?",
+    "According to the report, where is crate {i} kept?",
+]
+
+
 def sentence(i: int) -> str:
     return f"Crate {i} of the catalogue is kept in warehouse {PLACES[i % len(PLACES)]}."
 
@@ -34,7 +43,7 @@ def question(i: int, position: int) -> dict[str, Any]:
     distractors = [f"Warehouse {p}" for p in PLACES if p != PLACES[i % len(PLACES)]][:3]
     options = [*distractors[:position], correct, *distractors[position:]]
     return {
-        "question": f"Where is crate {i} of the catalogue kept?",
+        "question": STEMS[i % len(STEMS)].format(i=i),
         "options": options,
         "correct_answer_index": position,
         "correct_answer_text": correct,

@@ -118,7 +118,11 @@ def _office_folder(folder: Path) -> Path:
 def test_word_and_powerpoint_files_are_quizzed_in_document_order(redis_url: str, tmp_path: Path) -> None:
     # Given a Word file with two headed parts and a two-slide deck (sections of any size)
     folder = _office_folder(tmp_path / "course")
-    env = {"SUTURE_BATCH__SECTION_MIN_CHARS": "0", "SUTURE_BATCH__MIN_DOCUMENT_CHARS": "20"}
+    env = {
+        "SUTURE_BATCH__SECTION_MIN_CHARS": "0",
+        "SUTURE_BATCH__SLIDE_MIN_CHARS": "0",
+        "SUTURE_BATCH__MIN_DOCUMENT_CHARS": "20",
+    }
     # When they are batched
     run = suture(redis_url, folder, "--out", tmp_path / "out", "--questions", "2", env=env)
     # Then every section got a quiz, written in document order with the titles of the headings and slides
