@@ -25,6 +25,7 @@ from suture.workers.batch.regenerate import RegenerateError, Regeneration
 
 MAX_FIELD_CHARS = 4000
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 def supporting_quote(question: dict[str, Any], section: str) -> str:
@@ -37,13 +38,21 @@ def supporting_quote(question: dict[str, Any], section: str) -> str:
     """
     answer = str(question.get("correct_answer_text") or "")
     quote = str(question.get("source_quote") or "")
-    if not answer.strip() or question.get("kind") == "true_false" or contains_words(quote, answer):
+    if not answer.strip() or question.get("kind") == "true_false" or _names(quote, answer):
         return quote
     for found in _SENTENCE.finditer(section):
         sentence = found.group(0).strip()
-        if contains_words(sentence, answer):
+        if _names(sentence, answer):
             return sentence
     return ""
+
+
+def _names(text: str, answer: str) -> bool:
+    """True if ``text`` names ``answer``: the whole phrase, or at least half of its words of 4+ letters."""
+    if contains_words(text, answer):
+        return True
+    words = {w.casefold() for w in _WORD.findall(answer) if len(w) >= 4}
+    return bool(words) and sum(contains_words(text, w) for w in words) * 2 >= len(words)
 
 
 @dataclass(frozen=True)

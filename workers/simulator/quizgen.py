@@ -44,9 +44,8 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
     language, kinds = language_of(prompt.text, prompt.document), kinds_of(prompt.text)
     sentences = _pick_sentences(document, count, rng)
     positions = answer_positions(count, options, traits, rng)
-    openings = opening_plan(count, traits, rng, language)
+    openings = opening_plan([s.text for s in sentences], traits, rng, language)
     questions = []
-    worded: dict[str, int] = {}  # a sentence asked again is worded as before, as a model repeats itself
     for i, (sentence, position) in enumerate(zip(sentences, positions, strict=True)):
         kind = kinds[i % len(kinds)]
         if kind == "multiple" and options >= 3:
@@ -66,7 +65,7 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
                     rng,
                     profile,
                     language,
-                    worded.setdefault(sentence.text, openings[i]),
+                    openings[i],
                     habit,
                 )
             )

@@ -17,6 +17,7 @@ own templates: a simulation, not a model.
 
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 from typing import Any
@@ -116,12 +117,19 @@ _STATEMENT = re.compile(r"[\"\u201c\u00ab\u201e]\s*(.+?)\s*[\"\u201d\u00bb\u201c
 HABITS = ("answer_in_stem", "overlapping_distractor", "numbering")
 
 
-def opening_plan(count: int, traits: ModelTraits, rng: random.Random, language: str) -> list[int]:
-    """The opening of each single-answer question: in turn from a random one, or one for all (a habit)."""
+def opening_plan(sentences: list[str], traits: ModelTraits, rng: random.Random, language: str) -> list[int]:
+    """The opening of each question: one per sentence (the same sentence, the same wording, as a model
+    asking again words it alike), spread so that none holds more than a quarter of the quiz; or one
+    opening for all (the habit ``repeated_stem_opening`` catches)."""
     if rng.random() < traits.same_opening_rate:
-        return [0] * count
-    start = rng.randrange(len(OPENINGS[language]))
-    return [(start + i) % len(OPENINGS[language]) for i in range(count)]
+        return [0] * len(sentences)
+    count = len(OPENINGS[language])
+    plan = [int(hashlib.sha256(text.encode()).hexdigest(), 16) % count for text in sentences]
+    most = max(1, -(-len(plan) // count))  # a quarter of the quiz, rounded up
+    for i, opening in enumerate(plan):  # the writer's own check: later questions move to rarer openings
+        if plan[:i].count(opening) >= most:
+            plan[i] = min(range(count), key=lambda o: (plan[:i].count(o), o))
+    return plan
 
 
 def single_stem(sentence: str, term: str, language: str, opening: int) -> str:

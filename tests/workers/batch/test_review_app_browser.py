@@ -111,7 +111,7 @@ def test_a_teacher_reviews_edits_regenerates_and_accepts_a_quiz(
     failing = page.locator("section.question.failing")
     expect(failing).to_have_count(1)
     assert failing.get_attribute("data-question") == "2"
-    expect(failing.locator(".failure").first).to_contain_text("longer")
+    expect(failing.locator(".failure[data-code='imbalanced_options']")).to_contain_text("longer")
     edited = lines(out)[0]
     assert edited["edited"] and edited["status"] == "soft_delivered"
     assert edited["quiz"]["questions"][2]["correct_answer_text"].startswith("Carbon dioxide")

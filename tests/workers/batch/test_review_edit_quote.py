@@ -29,3 +29,9 @@ def test_a_quote_about_something_else_is_replaced_by_a_sentence_naming_the_answe
 def test_an_answer_the_section_never_names_clears_the_quote() -> None:
     old = "A tax on pollution makes the polluter pay for the harm."
     assert supporting_quote(_question("Cap and dividend", old), SECTION) == ""
+
+
+def test_a_quote_naming_most_of_a_longer_answer_is_kept() -> None:
+    quote = "Plants take in carbon dioxide through their leaves."
+    answer = "Carbon dioxide, taken in through the leaves"
+    assert supporting_quote(_question(answer, quote), SECTION) == quote
