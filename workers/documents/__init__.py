@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 
 from suture.config.settings import BatchSettings
 from suture.workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
+from suture.workers.documents.ocr import OCR_INSTALL, missing_ocr_tools, ocr_copy
 from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
 from suture.workers.documents.section import Section, Unit, pack_sections
 from suture.workers.documents.text import text_problem
@@ -124,9 +126,7 @@ def read_document(path: Path, limits: BatchSettings) -> str:
         del data
         text = "\n\n".join(unit.text for unit in open_pdf(path, limits.reader).units())
         if not text.strip():
-            raise UnreadableDocument(
-                path, "no_text", "no extractable text (a scanned PDF? run OCR on it first)"
-            )
+            raise UnreadableDocument(path, "no_text", f"no extractable text (a scanned PDF? {_ocr_hint()})")
     else:
         text = decode_text(path, data).text
     _require_text(path, len(text.strip()), limits)
@@ -219,8 +219,24 @@ def _text_sections(
 
 
 def _pdf_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
-    with open_pdf(path, limits.reader, outline=True) as pdf:  # the reader stops when the caller does
-        yield from _pdf_items(path, source, limits, pdf)
+    try:
+        with open_pdf(path, limits.reader, outline=True) as pdf:  # the reader stops when the caller does
+            yield from _pdf_items(path, source, limits, pdf)
+    except UnreadableDocument as exc:
+        if exc.reason != "no_text" or missing_ocr_tools():
+            raise
+        yield from _ocr_sections(path, source, limits)
+
+
+def _ocr_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
+    """A scanned PDF read again from a copy with an OCR text layer (``ocr``); the same sections else."""
+    with tempfile.TemporaryDirectory(prefix="suture-ocr-") as folder:
+        copy = ocr_copy(path, Path(folder), limits.reader.cpu_s * 10)
+        if copy is None:
+            raise UnreadableDocument(path, "no_text", "no extractable text, and OCR (ocrmypdf) failed on it")
+        yield InputIssue(source, "pdf", "no text layer: read by OCR (ocrmypdf, Tesseract)", skipped=False)
+        with open_pdf(copy, limits.reader, outline=True) as pdf:
+            yield from _pdf_items(path, source, limits, pdf)
 
 
 def _pdf_items(
@@ -231,7 +247,7 @@ def _pdf_items(
     )
     first = next(items, None)  # extracts pages only until the first section is complete
     if first is None:
-        raise UnreadableDocument(path, "no_text", "no extractable text (a scanned PDF? run OCR on it first)")
+        raise UnreadableDocument(path, "no_text", f"no extractable text (a scanned PDF? {_ocr_hint()})")
     second = next(items, None)
     if second is None and isinstance(first, Section):
         _require_text(path, len(first.text), limits)
@@ -242,7 +258,16 @@ def _pdf_items(
     for note in pdf.notes:
         yield InputIssue(source, "pdf", note, skipped=False)
     if pdf.empty_pages:
-        yield InputIssue(source, "pdf", f"{pdf.empty_pages} page(s) without extractable text", skipped=False)
+        detail = (
+            f"{pdf.empty_pages} page(s) without extractable text, not quizzed (image-only? {OCR_INSTALL})"
+        )
+        yield InputIssue(source, "pdf", detail, skipped=False)
+
+
+def _ocr_hint() -> str:
+    """What to install for OCR, or that OCR is there (a scanned file it could not help with)."""
+    missing = missing_ocr_tools()
+    return f"{OCR_INSTALL}; missing: {', '.join(missing)}" if missing else "OCR found no text either"
 
 
 def _titled(item: Section | InputIssue) -> Section | InputIssue:

@@ -10,6 +10,7 @@ from fpdf import FPDF
 
 from suture.config.settings import BatchSettings
 from suture.workers.documents import InputIssue, InputNotFound, Section, iter_documents
+from suture.workers.documents.ocr import missing_ocr_tools
 from suture.workers.documents.section import Unit, pack_sections, split_text
 
 DATA = Path(__file__).parents[2] / "data" / "documents"
@@ -98,6 +99,13 @@ def test_the_examples_are_sectioned_with_their_sources() -> None:
         "The light-dependent reactions, The Calvin cycle",
         "Photorespiration and its workarounds, Factors that limit the rate",
     ]
+
+
+@pytest.mark.skipif(not missing_ocr_tools(), reason="OCR tools installed: the scan is read, not skipped")
+def test_a_scan_without_the_ocr_tools_names_what_to_install() -> None:
+    _, issues = _run(DATA / "scanned.pdf")
+    assert "suture[ocr]" in issues[0].detail and "ocrmypdf" in issues[0].detail
+    assert "Tesseract" in issues[0].detail
 
 
 def test_a_missing_input_is_a_usage_error(tmp_path: Path) -> None:
