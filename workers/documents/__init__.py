@@ -29,8 +29,9 @@ from typing import Any
 from suture.config.settings import BatchSettings
 from suture.workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
 from suture.workers.documents.ocr import OCR_INSTALL, missing_ocr_tools, ocr_copy
+from suture.workers.documents.packing import pack_sections
 from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
-from suture.workers.documents.section import Section, Unit, pack_sections
+from suture.workers.documents.section import Section, Unit
 from suture.workers.documents.text import text_problem
 from suture.workers.extras import requiring
 

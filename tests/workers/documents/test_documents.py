@@ -11,7 +11,8 @@ from fpdf import FPDF
 from suture.config.settings import BatchSettings
 from suture.workers.documents import InputIssue, InputNotFound, Section, iter_documents
 from suture.workers.documents.ocr import missing_ocr_tools
-from suture.workers.documents.section import Unit, pack_sections, split_text
+from suture.workers.documents.packing import pack_sections
+from suture.workers.documents.section import Unit, split_text
 
 DATA = Path(__file__).parents[2] / "data" / "documents"
 EXAMPLES = Path(__file__).parents[3] / "examples"
