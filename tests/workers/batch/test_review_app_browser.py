@@ -89,8 +89,10 @@ def test_a_teacher_reviews_edits_regenerates_and_accepts_a_quiz(
     page.goto(url)
     expect(page.locator("#jobs tr[data-job]")).to_have_count(len(lines(out)))
     expect(page.locator(".sim")).to_contain_text("SIMULATION")
+    repaired = page.locator(f"tr[data-job='{job}'] td").nth(3).inner_text()
     # And the first quiz reads as a reader sees it: question, options, the correct one, explanation, quote
     page.click(f"tr[data-job='{job}'] a")
+    expect(page.locator("body")).to_contain_text(f"\u00b7 {repaired} repaired \u00b7")  # as the index says
     questions = page.locator("section.question")
     expect(questions).to_have_count(4)
     expect(page.locator("section.question li.correct")).to_have_count(4)
