@@ -10,7 +10,8 @@ long_blank_answer           /questions/i/question                a fill-in-the-b
                                                                  ``max_blank_answer_words`` words
 distractor_overlaps_answer  /questions/i/options/j               distractor j contains the correct option, is
                                                                  contained in it, or nearly repeats it
-                                                                 (``distractor_similarity``, characters)
+                                                                 (``distractor_similarity`` of the
+                                                                 characters of the words they do not share)
 section_number_in_text      /questions/i/question,               a heading's number glued to the start of
                             /questions/i/source_quote            the quote or of the stem's quoted statement
                                                                  ("1 Measuring price ...")
@@ -135,7 +136,18 @@ def overlap(distractor: str, answer: str, similarity: float) -> str | None:
         return "contains"
     if len(a) >= MIN_ANSWER_CHARS and contains_words(b, a):
         return "is part of"
-    if difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= similarity:
+    # Near repeats are judged on the words the two do not share: "marginal costs" nearly repeats
+    # "marginal cost", while "Warehouse Kappa" and "Warehouse Gamma" are different answers.
+    shared = set(a.split()) & set(b.split())
+    rest_a = " ".join(w for w in a.split() if w not in shared)
+    rest_b = " ".join(w for w in b.split() if w not in shared)
+    if not rest_a and not rest_b:
+        return "nearly repeats"  # the same words in another order
+    if (
+        rest_a
+        and rest_b
+        and difflib.SequenceMatcher(None, rest_a, rest_b, autojunk=False).ratio() >= similarity
+    ):
         return "nearly repeats"
     return None
 
