@@ -51,6 +51,9 @@ from suture.contracts.strict_schema import strict_schema, sub_schema, template_f
 
 # A surgical reply wraps its slice as {"value": ...}: the wrapper's few tokens.
 SLICE_FRAME_TOKENS = 8
+# A canonical example shows one or two items of each list where a real output holds several (the
+# outline's example: 183 tokens, its replies 600-1,500): a whole output is sized at this many examples.
+WHOLE_OUTPUT_EXAMPLES = 6
 
 
 class Contract(ABC):
@@ -214,13 +217,14 @@ class Contract(ABC):
         It sizes each call's ``max_completion_tokens`` (times ``client.reply_margin``, plus a reasoning
         allowance): the provider counts what a call asks for against its TPM, so asking for the
         ceiling on every call fills the limit with tokens no reply uses. The default: the size of the
-        canonical example for a whole output, the size of the value being replaced for a slice (the
+        canonical example times ``WHOLE_OUTPUT_EXAMPLES`` for a whole output, the size of the value being replaced for a slice (the
         whole-output size when it is missing; a list as its items x its largest item, since a repair may
         bring every item up to it: options balanced against a long correct answer). A contract whose
         output grows with a parameter says so (the quiz: questions x tokens per question).
         """
         if pointer is None or output is None or not exists(output, pointer):
-            return estimate_tokens(json.dumps(self.canonical_example(), ensure_ascii=False))
+            example = estimate_tokens(json.dumps(self.canonical_example(), ensure_ascii=False))
+            return WHOLE_OUTPUT_EXAMPLES * example
         value = get(output, pointer)
         if isinstance(value, list) and value:
             largest = max(estimate_tokens(json.dumps(item, ensure_ascii=False)) for item in value)

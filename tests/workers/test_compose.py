@@ -45,8 +45,10 @@ def env_example_names() -> set[str]:
 
 
 @pytest.mark.parametrize("service", sorted(SERVICES))
-def test_every_service_command_exists_in_the_cli(service: str) -> None:
-    # Given a service's command
+def test_every_service_command_exists_in_the_cli(service: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given a service's command, and a broker configured as compose configures one (nothing connects)
+    monkeypatch.setenv("SUTURE_BROKER_URL", "redis://redis:6379/0")
+    monkeypatch.setenv("SUTURE_REDIS_URL", "redis://redis:6379/0")
     command = SERVICES[service]["command"]
     program, args = command[0], command[1:]
 
