@@ -61,6 +61,8 @@ def make_plan(
     limits: BatchSettings,
     spool_dir: Path | None = None,
     on_issue: Callable[[InputIssue], None] | None = None,
+    *,
+    follow_symlinks: bool = False,
 ) -> BatchPlan:
     """Read every input document into a plan; raises ``InputNotFound`` for a missing input.
 
@@ -73,7 +75,7 @@ def make_plan(
     plan = BatchPlan(spool=Path(name))
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as spool:
-            for item in iter_documents(inputs, limits):
+            for item in iter_documents(inputs, limits, follow_symlinks=follow_symlinks):
                 if isinstance(item, InputIssue):
                     plan.issues.append(item)
                     if on_issue is not None:

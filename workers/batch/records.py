@@ -89,6 +89,7 @@ class BatchOptions:
     carry: bool = False  # an embedded stack: jobs in flight at Ctrl-C saved, finished by a rerun (``carry``)
     knobs: dict[str, Any] = field(default_factory=dict)  # question_kinds, language, difficulty, audience
     batch_api: str = "off"  # off | all | first: which calls go through OpenAI's Batch API (tasks.batch_mode)
+    follow_symlinks: bool = False  # links named as inputs are read (never links inside folders)
     priority: str = "bulk"  # the jobs' class: a batch waits behind interactive work (docs/architecture.md)
 
 

@@ -97,7 +97,12 @@ class BatchRun:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json. Sections the
         ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it re-raises."""
         if plan is None and not collect:
-            plan = make_plan(self.options.inputs, self.settings.batch, on_issue=self._print_issue)
+            plan = make_plan(
+                self.options.inputs,
+                self.settings.batch,
+                on_issue=self._print_issue,
+                follow_symlinks=self.options.follow_symlinks,
+            )
         books = self.books = Books(self.options.out_dir, self.options.contract, self.section_params, self.key)
         outputs = BatchOutputs(self.options.out_dir, fresh_manifest=not collect)
         books.open()

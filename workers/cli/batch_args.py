@@ -53,7 +53,7 @@ def check_args(args: argparse.Namespace, settings: Settings, shared: discovery.S
             "the embedded stack stops when this command exits"
         )
     for raw in args.inputs:
-        if not Path(raw).exists():
+        if not Path(raw).exists() and not Path(raw).is_symlink():  # a link is reported, not "not found"
             raise UsageError(f"input not found: {raw}")
     from suture.workers.admission import check_request
     from suture.workers.batch.evaluation import job_params
@@ -88,6 +88,7 @@ def batch_options(
     chosen = policy_arg(args.policy, settings)  # the file's content travels with each job
     return BatchOptions(
         inputs=tuple(args.inputs),
+        follow_symlinks=args.follow_symlinks,
         out_dir=Path(args.out),
         questions=args.questions,
         policy=chosen.name,

@@ -36,7 +36,7 @@ from suture.workers.batch.runner import BatchError, BatchRun
 from suture.workers.cli import UsageError
 from suture.workers.cli.batch_args import batch_options, check_args, questions_arg, waiting_for_batches
 from suture.workers.cli.batch_dry_run import print_dry_run
-from suture.workers.cli.common import add_teaching_flags, settings_from
+from suture.workers.cli.common import add_follow_symlinks, add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
 from suture.workers.errors import StoreError
 from suture.workers.local import discovery, shutdown
@@ -57,6 +57,7 @@ def register(subparsers: Any) -> None:
         "inputs", nargs="*", metavar="INPUT", help="files or folders (.pdf, .docx, .pptx, .md, .txt)"
     )
     parser.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    add_follow_symlinks(parser)
     parser.add_argument(
         "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
     )
@@ -130,7 +131,7 @@ def _plan(args: argparse.Namespace, settings: Settings) -> BatchPlan:
         print(f"suture: {issue}", file=sys.stderr)
 
     try:
-        return make_plan(args.inputs, settings.batch, on_issue=met)
+        return make_plan(args.inputs, settings.batch, on_issue=met, follow_symlinks=args.follow_symlinks)
     except InputNotFound as exc:
         raise UsageError(str(exc)) from exc
 

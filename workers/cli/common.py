@@ -58,6 +58,25 @@ def producer_settings(args: argparse.Namespace) -> Settings:
         raise UsageError(str(exc)) from None
 
 
+def add_follow_symlinks(parser: argparse.ArgumentParser) -> None:
+    """Add ``--follow-symlinks``: read a symbolic link named on the command line (never one inside a folder)."""
+    parser.add_argument(
+        "--follow-symlinks",
+        action="store_true",
+        help="read a symbolic link named here as an input (links inside folders are never followed)",
+    )
+
+
+def refuse_symlink(name: str, args: argparse.Namespace) -> None:
+    """A UsageError for a symbolic link named as an input unless ``--follow-symlinks`` was given.
+
+    A link can carry ``~/secret.env`` or ``/etc/shadow`` into a prompt and a result; the name is printed
+    escaped (``repr``), so a newline in it cannot forge an output line.
+    """
+    if name != STDIN and Path(name).is_symlink() and not getattr(args, "follow_symlinks", False):
+        raise UsageError(f"{name!r}: skipped: symlink: not followed (pass --follow-symlinks to read it)")
+
+
 def read_bounded(name: str, limit: int, *, setting: str = "max_input_bytes") -> bytes:
     """The bytes of file ``name`` (``-``: standard input), refusing more than ``limit`` before reading them all.
 

@@ -26,10 +26,12 @@ from suture.tasks.vocabulary import DELIVERED_STATUSES
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import (
     CONTRACT_HELP,
+    add_follow_symlinks,
     add_teaching_flags,
     contract_from,
     positive_int,
     read_document,
+    refuse_symlink,
     settings_from,
     teaching_params,
 )
@@ -55,6 +57,7 @@ def register(subparsers: Any) -> None:
         "file", metavar="FILE", help="the source document (.txt, .md or .pdf; '-' reads stdin)"
     )
     parser.add_argument("--contract", default="quiz", help=CONTRACT_HELP)
+    add_follow_symlinks(parser)
     parser.add_argument("--questions", metavar="N", type=positive_int, help="questions to write (default 15)")
     parser.add_argument(
         "--policy",
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     args.contract = contract_from(args)
     _check_out(args.out)  # before any model or stack starts
     args.policy_choice = policy_arg(args.policy, settings)  # a file is read here, never by a worker
+    refuse_symlink(args.file, args)  # before it is read: a link could carry a secret to the model
     source = read_document(args.file, settings)
     admitted = _admit(args, source, settings)  # what enqueue checks, before a simulator or stack starts
     farewell = _Farewell(shutdown.current())

@@ -19,10 +19,12 @@ from suture.config.settings import Settings
 from suture.tasks.dispatch_order import PRIORITY_CLASSES
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import (
+    add_follow_symlinks,
     add_teaching_flags,
     positive_int,
     producer_settings,
     read_document,
+    refuse_symlink,
     teaching_params,
 )
 
@@ -80,6 +82,7 @@ def _add_enqueue(subparsers: Any) -> None:
         "--contract", default="quiz", help="contract name the workers know (`suture contracts` lists them)"
     )
     enqueue.add_argument("--questions", type=positive_int)
+    add_follow_symlinks(enqueue)
     enqueue.add_argument(
         "--policy",
         metavar="NAME|FILE",
@@ -126,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _enqueue(args: argparse.Namespace, settings: Any, producer: Any) -> int:
+    refuse_symlink(args.file, args)  # before it is read: a link could carry a secret to the model
     if args.file != "-" and not Path(args.file).exists():
         raise UsageError(f"no such file: {args.file}")
     from suture.workers.cli.policy_arg import policy_arg

@@ -20,9 +20,11 @@ from suture.contracts.registry import build_contract
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import (
     CONTRACT_HELP,
+    add_follow_symlinks,
     add_teaching_flags,
     contract_from,
     read_bounded,
+    refuse_symlink,
     settings_from,
     teaching_params,
 )
@@ -44,6 +46,7 @@ def register(subparsers: Any) -> None:
         metavar="DOC",
         help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the quote rule",
     )
+    add_follow_symlinks(parser)
     add_teaching_flags(parser)  # the kinds, options and language the output was asked with
     parser.set_defaults(func=run)
 
@@ -52,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     """Validate, print the verdict as JSON on stdout, return 0 (valid) or 1 (invalid)."""
     settings = settings_from(args)
     args.contract = contract_from(args)
+    refuse_symlink(args.file, args)
+    if args.source:
+        refuse_symlink(args.source, args)
     raw = read_bounded(args.file, settings.max_input_bytes)  # refused unread past the limit
     params: dict[str, Any] = teaching_params(args)
     if args.questions is not None:

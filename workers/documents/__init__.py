@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -79,13 +80,19 @@ class InputIssue:
         return f"{self.source}: {verb}: {self.reason}: {self.detail}"
 
 
-def find_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
+def find_files(inputs: Iterable[str | Path], *, follow_symlinks: bool = False) -> Iterator[Path | InputIssue]:
     """Expand inputs: files as given, folders walked in sorted order (hidden files and folders aside).
 
-    Files of any suffix are yielded, so an unsupported one is reported rather than ignored.
+    Files of any suffix are yielded, so an unsupported one is reported rather than ignored. A symbolic
+    link is never followed inside a folder (file or folder, it is an issue "symlink"): a link in an
+    unpacked archive must not carry ``~/secret.env`` to the model. A link named as an input is followed
+    only with ``follow_symlinks`` (the CLI's ``--follow-symlinks``).
     """
     for raw in inputs:
         path = Path(raw)
+        if path.is_symlink() and not follow_symlinks:
+            yield _symlink_issue(path, named=True)
+            continue
         if not path.exists():
             raise InputNotFound(path)
         if path.is_dir():
@@ -94,18 +101,43 @@ def find_files(inputs: Iterable[str | Path]) -> Iterator[Path]:
             yield path
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+def _walk(folder: Path) -> Iterator[Path | InputIssue]:
+    for root, dirs, files in os.walk(folder):  # followlinks=False: a linked folder is listed, not entered
+        kept = []
+        for name in sorted(d for d in dirs if not d.startswith(".")):
+            if (Path(root) / name).is_symlink():
+                yield _symlink_issue(Path(root) / name, named=False)
+            else:
+                kept.append(name)
+        dirs[:] = kept
         for name in sorted(files):
             if not name.startswith("."):
-                yield Path(root) / name
+                path = Path(root) / name
+                yield _symlink_issue(path, named=False) if path.is_symlink() else path
 
 
-def iter_documents(inputs: Iterable[str | Path], limits: BatchSettings) -> Iterator[Section | InputIssue]:
+def _symlink_issue(path: Path, *, named: bool) -> InputIssue:
+    how = "name it with --follow-symlinks to read it" if named else "links inside folders are never followed"
+    return InputIssue(_display_link(path), "symlink", f"a symbolic link; not followed ({how})")
+
+
+def _display_link(path: Path) -> str:
+    """The link's own path (never its target's) as the user will recognise it."""
+    try:
+        return path.absolute().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def iter_documents(
+    inputs: Iterable[str | Path], limits: BatchSettings, *, follow_symlinks: bool = False
+) -> Iterator[Section | InputIssue]:
     """Every section of every input document, and an issue line for each file skipped or noted."""
     seen: dict[str, str] = {}
-    for path in find_files(inputs):
+    for path in find_files(inputs, follow_symlinks=follow_symlinks):
+        if isinstance(path, InputIssue):
+            yield path
+            continue
         source = _display(path)
         try:
             yield from _document(path, source, seen, limits)
@@ -196,7 +228,10 @@ def _office_sections(path: Path, source: str, limits: BatchSettings) -> Iterator
 
 def _read_bytes(path: Path, limits: BatchSettings) -> bytes:
     try:
-        size_b = path.stat().st_size
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device would block or never end
+            raise UnreadableDocument(path, "unreadable", "not a regular file (a FIFO, device or socket)")
+        size_b = info.st_size
         if size_b > limits.max_file_mb * 1024 * 1024:
             detail = f"{size_b / 1024 / 1024:.1f} MB is over batch.max_file_mb={limits.max_file_mb:g}"
             raise UnreadableDocument(path, "too_large", detail)
