@@ -18,6 +18,7 @@ from fastapi.openapi.utils import get_openapi
 
 from suture.config.settings import Settings
 from suture.contracts.registry import contract_names
+from suture.workers.api.auth_gate import AuthGate
 from suture.workers.api.body_limit import BodyLimit
 from suture.workers.api.context import Service
 from suture.workers.api.problems import PROBLEM_JSON, Problem, install_handlers
@@ -41,6 +42,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(service_routes.router)
     app.include_router(review.router)
+    app.add_middleware(AuthGate, keys=app.state.service.keys)  # inside BodyLimit: a key before any body
     app.add_middleware(BodyLimit, max_bytes=settings.api.max_body_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

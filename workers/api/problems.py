@@ -174,16 +174,29 @@ def respond(problem: ProblemError, instance: str | None = None) -> JSONResponse:
     )
 
 
+MAX_LISTED_ERRORS = 20  # a body with 800k unknown keys is answered with 20 of them and a count
+_MAX_MESSAGE_CHARS = 200
+_MAX_FIELD_CHARS = 100
+
+
 def validation_problem(errors: list[Any], *, prefix: tuple[str, ...] = ("body",)) -> ProblemError:
-    """A 422 naming the first invalid field (pydantic error locations, without ``body``/``query``)."""
+    """A 422 naming the first invalid field (pydantic error locations, without ``body``/``query``).
+
+    At most ``MAX_LISTED_ERRORS`` are listed, each cut short, and the detail says how many there were:
+    the problem body stays a few KB whatever the request (issue 33: one per unknown key made 50 MB).
+    """
     fields = [
-        FieldError(field=_field_name(err.get("loc", ()), prefix), message=str(err.get("msg", "invalid")))
-        for err in errors
+        FieldError(
+            field=_field_name(err.get("loc", ()), prefix)[:_MAX_FIELD_CHARS],
+            message=str(err.get("msg", "invalid"))[:_MAX_MESSAGE_CHARS],
+        )
+        for err in errors[:MAX_LISTED_ERRORS]
     ]
     first = fields[0] if fields else FieldError(field="body", message="invalid request")
-    return ProblemError(
-        422, "invalid-request", f"{first.field}: {first.message}", field=first.field, errors=fields
-    )
+    detail = f"{first.field}: {first.message}"
+    if len(errors) > MAX_LISTED_ERRORS:
+        detail += f" ({len(errors):,} errors; the first {MAX_LISTED_ERRORS} are listed)"
+    return ProblemError(422, "invalid-request", detail, field=first.field, errors=fields)
 
 
 def install_handlers(app: FastAPI) -> None:
