@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers must be at least 1, got {workers}")
     options: dict[str, Any] = {"log_level": "warning", "access_log": False, "server_header": False}
     options["timeout_keep_alive"] = 5
+    # A cap on connections (503 past it) and on a request's headers (h11: 16 KB), so half-sent
+    # requests cannot pile up without bound (issue 33); a proxy in front adds header timeouts.
+    options["limit_concurrency"] = settings.api.max_connections
+    options["h11_max_incomplete_event_size"] = 16 * 1024
     if workers == 1:
         uvicorn.Server(uvicorn.Config(create_app(settings), **options)).run(sockets=[sock])
         return 0
