@@ -95,7 +95,17 @@ def test_the_hidden_rates_are_recovered_and_the_policy_is_the_one_eval_prefers(
     # Given a model whose failure and repair rates are hidden from suture
     # When suture calibrates on it with --yes
     done = calibrate(
-        tmp_path, handle.base_url, "--yes", "--samples", "12", "--max-slices", "15", "--runs", "1"
+        tmp_path,
+        handle.base_url,
+        "--yes",
+        "--samples",
+        "12",
+        "--questions",
+        "20",
+        "--max-slices",
+        "20",
+        "--runs",
+        "1",
     )
     assert done.returncode == 0, done.stderr
     # Then every recovered rate's 95 % interval holds the hidden truth
@@ -119,7 +129,7 @@ def test_the_hidden_rates_are_recovered_and_the_policy_is_the_one_eval_prefers(
     )
     texts = [s.text for s in iter_documents([EXAMPLES], settings.batch) if isinstance(s, Section)][:12]
     policies = candidate_policies(DEFAULT_POLICIES, "gpt-5-nano", "low", local)
-    cases = [EvalCase(f"s{i}", text, 15) for i, text in enumerate(texts)]
+    cases = [EvalCase(f"s{i}", text, 20) for i, text in enumerate(texts)]
     truth = run_eval(cases, policies, get_model_client(local).call, local, runs=1, simulated=True)
     assert named.group(1) == suggest(truth.summaries(), 0.02).chosen
 
