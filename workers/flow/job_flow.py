@@ -240,7 +240,13 @@ class Flow:
         surgical = (action.n, action.model_dump(mode="json")) if isinstance(action, RunSurgical) else None
         if not self.store.save_state(record.job_id, n - 1, state.model_dump(mode="json"), action=surgical):
             late.count_if_late(self.store, self.observer, record.job_id, n, state)
-            return FlowOutcome.DUPLICATE  # another delivery of this task applied it first and moves on
+            # Another delivery of this task applied step n first, perhaps this very attempt whose reply
+            # was lost before the next step went out: re-send the step the job saved, else the job waits
+            # for the watchdog's stall_s. Re-sending is safe: every task is idempotent on the job version.
+            current = self.store.load(record.job_id)
+            if not current.finished:
+                return self._redelivered(current, n)
+            return FlowOutcome.DUPLICATE
         self.observer.attempt_done(record, state.attempts[-1], late=False)
         self._dispatch(record, state, action, action_stored=True)
         return FlowOutcome.APPLIED
