@@ -198,12 +198,14 @@ def report(figures: dict[str, Any]) -> str:
         rows.append(_row(f"`serve --workers {workers}`: 32 in flight (its ceiling)", c))
         met = s["rate"] >= 0.95 * target and s["failures"] == 0 and s["p99_ms"] < 50
         verdicts.append(
-            f"`--workers {workers}`: **{'met' if met else 'NOT met'}** (sustained {s['rate'] / p['rate']:.2f} x, "
+            f"`--workers {workers}`: **{'met' if met else 'NOT met'}** (sustained "
+            f"{s['rate'] / p['rate']:.2f} x, "
             f"{s['failures']:.0f} non-202 answers, p99 {s['p99_ms']:.1f} ms)"
         )
     table = "\n".join(rows)
-    return f"""Machine: {machine()}. `suture serve` (uvicorn) over a private redis-server as broker and store, no
-Celery workers (jobs stay queued); the client (`bench/http_load.py`: pre-built requests on 64 keep-alive
+    return f"""Machine: {machine()}. `suture serve` (uvicorn) over a private redis-server as broker and
+store, no Celery workers (jobs stay queued); the client (`bench/http_load.py`: pre-built requests on 64
+keep-alive
 connections) and Redis share the same 2 cores; uvicorn serves on uvloop and httptools. Each side ran
 {figures["seconds"]:g} s; a 3,000-character document, 5 questions; figures from one run.
 

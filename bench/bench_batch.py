@@ -1,4 +1,5 @@
-"""Peak memory of `suture batch` as the batch grows: a 1,000-section batch should cost no more than a small one.
+"""Peak memory of `suture batch` as the batch grows: a 1,000-section batch should cost no more than a small
+one.
 
 Runs the real CLI (embedded stack, simulator at latency scale 0) on generated documents of
 ``--sections-per-doc`` sections each, for each size in ``--sizes``, sampling the batch process's

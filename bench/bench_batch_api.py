@@ -1,4 +1,5 @@
-"""Cost per valid quiz with OpenAI's Batch API against online calls: `suture batch` on examples/, same simulator.
+"""Cost per valid quiz with OpenAI's Batch API against online calls: `suture batch` on examples/, same
+simulator.
 
 For each seed, runs the real CLI (embedded stack with its own redis-server, so nothing is reused
 between runs) three times on the sample documents against one simulator (a simulation, not a real
@@ -132,20 +133,23 @@ def write_section(table: dict[str, dict[str, float]], seeds: list[int]) -> None:
         "",
         f"`suture batch examples/` (4 sample documents, `--questions auto`, default policy), seeds {seeds}, "
         "each mode on its own embedded stack and redis-server against one suture simulator per seed",
-        f"(a simulation, profile realistic, latency scale 0, batches complete after {BATCH_DELAY_S:g} s). Online "
+        f"(a simulation, profile realistic, latency scale 0, batches complete after {BATCH_DELAY_S:g} s). "
+        "Online "
         "is the baseline, measured in the same run. Cost is the simulated usage at the configured prices,",
         "a Batch API call at `batch_price_ratio` (0.5) of its online price. Goal (issue 16): cost per valid "
         f"quiz with `--batch-api` <= {GOAL_RATIO} x online at the same valid rate.",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}. "
         "`python -m bench.bench_batch_api`.",
         "",
-        "| mode | sections | valid | valid rate | cost USD | USD per valid quiz | x online | batches | batch lines | wall s |",
+        "| mode | sections | valid | valid rate | cost USD | USD per valid quiz | x online | batches | batch "
+        "lines | wall s |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for mode, row in table.items():
         lines.append(
             f"| {mode} | {row['sections']:.0f} | {row['valid']:.0f} | {row['valid_rate']:.1%} | "
-            f"{row['cost_usd']:.4f} | {row['per_valid_usd']:.5f} | {row['ratio']:.2f} | {row['batches']:.0f} | "
+            f"{row['cost_usd']:.4f} | {row['per_valid_usd']:.5f} | {row['ratio']:.2f} | {row['batches']:.0f} "
+            "| "
             f"{row['batch_lines']:.0f} | {row['wall_s']:.0f} |"
         )
     verdicts = []

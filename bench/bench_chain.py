@@ -214,14 +214,18 @@ def report(runs: list[SurgeryRun], rows: list[QualityRow], args: argparse.Namesp
         "Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile, seed 0, "
         "reached over HTTP through the real `openai` client (`suture.workers.model.client.ModelClient`).",
         "",
-        f"### Surgical repair vs full regeneration (latency scale 1, {args.surgery_docs} documents, 15 questions)",
+        f"### Surgical repair vs full regeneration (latency scale 1, {args.surgery_docs} documents, 15 "
+        "questions)",
         "",
-        "One full gpt-5-nano@low attempt per document, then a surgical gpt-5-nano@low step repairing k of its "
-        "failing questions (target: the question; the quiz contract keeps its correct answer text), slices in parallel. "
+        "One full gpt-5-nano@low attempt per document, then a surgical gpt-5-nano@low step repairing k of "
+        "its "
+        "failing questions (target: the question; the quiz contract keeps its correct answer text), slices "
+        "in parallel. "
         "Token budget: completion tokens (incl. reasoning) of the k slices <= 1.5 x k/15 x those of the full "
         "attempt. Latency budget: the step's wall time <= 1.5 x the median latency of one of its slices.",
         "",
-        "| k | runs | slice tokens / full tokens | budget 1.5k/15 | step wall s | one slice s | full attempt s | ratio | cost of step $ |",
+        "| k | runs | slice tokens / full tokens | budget 1.5k/15 | step wall s | one slice s | full attempt "
+        "s | ratio | cost of step $ |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     ok = True
@@ -246,9 +250,11 @@ def report(runs: list[SurgeryRun], rows: list[QualityRow], args: argparse.Namesp
         f"### Quality over {args.docs} simulated documents (latency scale {args.quality_scale}, "
         f"{args.concurrency} in flight)",
         "",
-        "Latency is wall time per job at this latency scale (divide by the scale for a rough real-time figure).",
+        "Latency is wall time per job at this latency scale (divide by the scale for a rough real-time "
+        "figure).",
         "",
-        "| policy | jobs | delivered valid | soft-delivered | failed/refused | $ per delivered quiz | s per job | attempts per job |",
+        "| policy | jobs | delivered valid | soft-delivered | failed/refused | $ per delivered quiz | s per "
+        "job | attempts per job |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:

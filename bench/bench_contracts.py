@@ -56,7 +56,8 @@ def main() -> int:
     body = "\n".join(
         [
             f"Machine: {machine()}.",
-            f"Settings: packaged quiz rules (4 options), source document given (quote rule on); validate parses "
+            "Settings: packaged quiz rules (4 options), source document given (quote rule on); validate "
+            "parses "
             f"JSON text; diff and merge replace {SLICES} questions with preserve {PRESERVE}. Median ms.",
             "",
             "| questions | validate ms | validate µs/question | diff ms | merge+preserve ms |",

@@ -44,11 +44,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="suture-bench-eval-") as out:
         command = [
-            "eval", str(EXAMPLES), "--policy", "full-only", "--policy", "default",
-            "--runs", str(args.runs), "--latency-scale", str(args.latency_scale),
-            "--questions", str(args.questions), "--concurrency", str(args.concurrency), "--out", out,
-            "--contract", args.contract,
-        ]  # fmt: skip
+            "eval",
+            str(EXAMPLES),
+            "--policy",
+            "full-only",
+            "--policy",
+            "default",
+            "--runs",
+            str(args.runs),
+            "--latency-scale",
+            str(args.latency_scale),
+            "--questions",
+            str(args.questions),
+            "--concurrency",
+            str(args.concurrency),
+            "--out",
+            out,
+            "--contract",
+            args.contract,
+        ]
         started = time.perf_counter()
         code = suture(command)
         wall_s = time.perf_counter() - started
@@ -75,7 +89,8 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
         "request seed = run number; packaged prices and quiz rules.",
         "",
         "| policy | valid | first try | after repair | soft-delivered | failed/refused | $ per valid quiz "
-        "| repair overhead (median/p90/max) | p50 / p95 s (measured) | p50 / p95 s (÷ scale) | tokens per job |",
+        "| repair overhead (median/p90/max) | p50 / p95 s (measured) | p50 / p95 s (÷ scale) | tokens per "
+        "job |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for name, p in report["policies"].items():
@@ -91,7 +106,8 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
         )
     lines += ["", "Steps (surgical steps costed as the sum of their slice calls):", ""]
     lines += [
-        "| policy | step | runs | calls | $ per run | s per run (÷ scale) | imbalanced left per run | fixed |",
+        "| policy | step | runs | calls | $ per run | s per run (÷ scale) | imbalanced left per run | fixed "
+        "|",
         "|---|---|---:|---:|---:|---:|---:|---|",
     ]
     for name, p in report["policies"].items():
@@ -108,7 +124,12 @@ def section(report: dict[str, Any], scale: float, wall_s: float) -> str:
     return "\n".join(lines)
 
 
-GIVEAWAY_NOTE = "The simulator's give-away habits are assumed rates (`workers/simulator/profiles.py`, `workers/simulator/stems.py`), not measurements of a real model; a long (biased) answer in a cloze stem is both imbalanced_options and long_blank_answer. The sample documents' sentences carry no heading number, so section_number_in_text stays at 0 here (tests/contracts/test_quiz_giveaways.py covers it)."
+GIVEAWAY_NOTE = (
+    "The simulator's give-away habits are assumed rates (`workers/simulator/profiles.py`, "
+    "`workers/simulator/stems.py`), not measurements of a real model; a long (biased) answer in a cloze stem "
+    "is both imbalanced_options and long_blank_answer. The sample documents' sentences carry no heading "
+    "number, so section_number_in_text stays at 0 here (tests/contracts/test_quiz_giveaways.py covers it)."
+)
 GIVEAWAY_CODES = (
     "answer_in_stem",
     "long_blank_answer",
@@ -125,7 +146,8 @@ def giveaway_rates(report: dict[str, Any], questions: int) -> list[str]:
     """
     lines = [
         "",
-        "Give-away rules (contracts/quiz_giveaways.py), failures per 100 questions: first try / left at the end:",
+        "Give-away rules (contracts/quiz_giveaways.py), failures per 100 questions: first try / left at the "
+        "end:",
         "",
         "| policy | " + " | ".join(GIVEAWAY_CODES) + " |",
         "|---|" + "---:|" * len(GIVEAWAY_CODES),
@@ -150,7 +172,8 @@ def other(report: dict[str, Any], args: argparse.Namespace, wall_s: float) -> st
     lines = [
         f"Machine: {machine()}.",
         f"Command: `suture eval examples/ --contract {args.contract} --policy full-only --policy default "
-        f"--runs {s['runs']} --latency-scale {scale:g}` ({s['documents']} documents, {s['sections']} sections, "
+        f"--runs {s['runs']} --latency-scale {scale:g}` ({s['documents']} documents, {s['sections']} "
+        "sections, "
         f"{s['jobs_per_policy']} jobs per policy, {s['concurrency']} at a time; {wall_s:.0f} s wall in all).",
         "Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile: it writes "
         "the contract's outputs from its JSON Schema and injects structural faults per unit "
@@ -179,7 +202,8 @@ def other(report: dict[str, Any], args: argparse.Namespace, wall_s: float) -> st
             fixed = ", ".join(f"{code} x{n}" for code, n in st["fixed"].items()) or "-"
             left = sum(st["mean_failures_left"].values())
             lines.append(
-                f"| {name} | {label} | {st['runs']} | {st['calls']} | {st['mean_cost_usd']:.6f} | {left:.2f} | {fixed} |"
+                f"| {name} | {label} | {st['runs']} | {st['calls']} | {st['mean_cost_usd']:.6f} | {left:.2f} "
+                f"| {fixed} |"
             )
     return "\n".join(lines)
 

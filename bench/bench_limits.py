@@ -11,9 +11,11 @@ limits: ...`` sections of docs/benchmarks.md. Both scenarios run against **simul
   bucket is spent, until 95 % of jobs ended), 429s over requests, and jobs that did not end.
 - ``inflight``: SLOW_JOBS jobs, each one model call of SLOW_S (the scripted model of
   ``bench.celery_harness``, a fixed latency), through one worker process of 1,000 threads, and
-  through two of 500 (1,000 in flight on the machine either way); the ideal is SLOW_JOBS / 1,000 x SLOW_S. Baseline in the same run: the previous default of 100
+  through two of 500 (1,000 in flight on the machine either way); the ideal is SLOW_JOBS / 1,000 x SLOW_S.
+  Baseline in the same run: the previous default of 100
   threads, with a tenth of the jobs (the same ideal). Jobs are enqueued before the worker starts;
-  the wall time is from starting the worker process (its start-up counts) to the last result. Peak RSS (VmHWM) of the worker.
+  the wall time is from starting the worker process (its start-up counts) to the last result. Peak RSS (VmHWM)
+  of the worker.
 """
 
 from __future__ import annotations
@@ -26,10 +28,44 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import machine, write_section
+from bench import machine, table_head, table_row, write_section
 from bench.celery_harness import ModelProcess, cpu_s
 from bench.limits_harness import Workers, model_stats, simulator_process, wait_all
 from tests.fixtures.scripted_model import document as scripted_document
+
+TPM_HEAD = table_head(
+    [
+        "jobs",
+        "ended",
+        "lost",
+        "requests",
+        "429s",
+        "of them over the limit",
+        "429 share",
+        "nano requests",
+        "metered nano tokens",
+        "served nano tokens",
+        "wall s",
+        "sustained window s",
+        "sustained TPM",
+        "x limit",
+        "overall TPM",
+    ]
+)
+INFLIGHT_HEAD = table_head(
+    [
+        "workers x threads",
+        "jobs",
+        "lost",
+        "peak in flight at the model",
+        "enqueue s",
+        "wall s",
+        "ideal s",
+        "x ideal",
+        "peak RSS MB: per worker / all",
+        "CPU s: workers / model / Redis / producer",
+    ]
+)
 
 NANO = "gpt-5-nano"
 JOBS, QUESTIONS, TPM, MAX_COMPLETION = 2_000, 5, 3_000_000, 4_000
@@ -170,6 +206,25 @@ def report_tpm(tpm: dict[str, Any], load_1m: float) -> str:
     """The markdown section of the binding-TPM run."""
     share_429 = tpm["rate_limited"] / max(1, tpm["requests"])
     met = tpm["sustained_tpm"] >= 0.9 * tpm["tpm"] and share_429 <= 0.01 and tpm["lost"] == 0
+    tpm_row = table_row(
+        [
+            str(tpm["jobs"]),
+            str(tpm["jobs"] - tpm["lost"]),
+            str(tpm["lost"]),
+            str(tpm["requests"]),
+            str(tpm["rate_limited"]),
+            str(tpm["limited"]),
+            f"{share_429:.2%}",
+            str(tpm["nano_requests"]),
+            f"{tpm['metered_tokens']:,}",
+            f"{tpm['served_tokens']:,}",
+            f"{tpm['wall_s']:.0f}",
+            f"{tpm['window_s']:.0f}",
+            f"{tpm['sustained_tpm']:,.0f}",
+            f"{tpm['sustained_tpm'] / tpm['tpm']:.2f}",
+            f"{tpm['overall_tpm']:,.0f}",
+        ]
+    )
     return f"""Machine: {machine()}; 1-minute load average {load_1m:.2f} when the run started.
 `suture simulator` (**a simulation**, realistic profile, latency scale 1) meters {NANO} at
 {tpm["tpm"]:,} tokens a minute as OpenAI does (prompt + `max_completion_tokens` reserved per request);
@@ -180,9 +235,8 @@ request); served: prompt + completion tokens of the replies. Sustained: the mete
 minute after the start (the full bucket a run begins with is spent by then) to the last sample below
 95 % of the final total (the tail, when the backlog has run out).
 
-| jobs | ended | lost | requests | 429s | of them over the limit | 429 share | nano requests | metered nano tokens | served nano tokens | wall s | sustained window s | sustained TPM | x limit | overall TPM |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
-| {tpm["jobs"]} | {tpm["jobs"] - tpm["lost"]} | {tpm["lost"]} | {tpm["requests"]} | {tpm["rate_limited"]} | {tpm["limited"]} | {share_429:.2%} | {tpm["nano_requests"]} | {tpm["metered_tokens"]:,} | {tpm["served_tokens"]:,} | {tpm["wall_s"]:.0f} | {tpm["window_s"]:.0f} | {tpm["sustained_tpm"]:,.0f} | {tpm["sustained_tpm"] / tpm["tpm"]:.2f} | {tpm["overall_tpm"]:,.0f} |
+{TPM_HEAD}
+{tpm_row}
 
 Statuses: {tpm["statuses"]} (a soft delivery ends with its best output and a reason; none was lost).
 Goal (sustained >= 0.9 x TPM, 429s <= 1 % of calls, none lost): {"met" if met else "NOT met"}, read on
@@ -196,8 +250,10 @@ same TPM (a setting; the budget reserves what the provider will count, never les
 def report_inflight(slow: list[dict[str, Any]], load_1m: float) -> str:
     """The markdown section of the in-flight runs."""
     rows = "\n".join(
-        f"| {r.get('processes', 1)} x {r['threads']} | {r['jobs']} | {r['lost']} | {r['peak_in_flight']} | {r['enqueue_s']:.1f} | "
-        f"{r['wall_s']:.1f} | {r['ideal_s']:.0f} | {r['ratio']:.2f} | {r['peak_rss_mb']:.0f} / {r.get('peak_rss_total_mb', r['peak_rss_mb']):.0f} | "
+        f"| {r.get('processes', 1)} x {r['threads']} | {r['jobs']} | {r['lost']} | {r['peak_in_flight']} | "
+        f"{r['enqueue_s']:.1f} | "
+        f"{r['wall_s']:.1f} | {r['ideal_s']:.0f} | {r['ratio']:.2f} | {r['peak_rss_mb']:.0f} / "
+        f"{r.get('peak_rss_total_mb', r['peak_rss_mb']):.0f} | "
         + " / ".join(f"{r.get('cpu_s', {}).get(k, 0):.0f}" for k in ("worker", "model", "redis", "producer"))
         + " |"
         for r in slow
@@ -214,8 +270,7 @@ call per job); jobs enqueued before the workers started, wall time from starting
 (their start-up counts) to the last result. Baseline, same run: the previous default of {BASELINE_THREADS}
 threads with a tenth of the jobs (the same ideal).
 
-| workers x threads | jobs | lost | peak in flight at the model | enqueue s | wall s | ideal s | x ideal | peak RSS MB: per worker / all | CPU s: workers / model / Redis / producer |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+{INFLIGHT_HEAD}
 {rows}
 
 Goal ({SLOW_JOBS:,} jobs, 1,000 calls in flight on this machine, within 1.25 x the ideal

@@ -10,8 +10,10 @@ simulation, not a real model -- and one model worker and one control worker), al
 - behind N: N bulk jobs enqueued, the cluster busy with them, then 5 interactive jobs together: the
   median of their times to result over the same alone (goal: at most 1.3 x for N = 300 and 3,000);
 - tenants: tenant A's 1,000 bulk jobs, then tenant B's 10: B's ten to result over B's ten alone (goal 1.5 x);
-- throughput: M bulk jobs to completion, jobs per second (median of 3 rounds), with the dispatcher and with it off
-  (``dispatch.enabled: false``: enqueue publishes at once, one FIFO queue, as before), same run (goal: at most 5 % below FIFO);
+- throughput: M bulk jobs to completion, jobs per second (median of 3 rounds), with the dispatcher and with it
+off
+  (``dispatch.enabled: false``: enqueue publishes at once, one FIFO queue, as before), same run (goal: at most
+  5 % below FIFO);
 - FIFO's interactive job behind the smallest backlog, for comparison.
 
 What is left of a backlog once its figure is taken is cancelled (each cancel stores a result; the

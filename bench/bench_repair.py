@@ -52,7 +52,8 @@ SIMULATOR_ASSUMPTIONS = (
     "policy's minimal reasoning effort on nano slices and the order of its surgical passes (nano, nano, then "
     "mini) rest on those assumptions; a whole-question slice reorders its options in a quarter of the cases "
     "(an assumption, no production figure), which counts against whole-question slices; and the simulator "
-    "draws any new prompt afresh at the model's rate, where a real model may repeat its bias on the same item. `full-only` sends no feedback (each retry is "
+    "draws any new prompt afresh at the model's rate, where a real model may repeat its bias on the same "
+    "item. `full-only` sends no feedback (each retry is "
     "drawn afresh), so it measures a plain retry, not what a user would pick instead: that comparison is "
     '"Peers" (`bench/bench_peers.py`), over the range of how well a model acts on feedback.'
 )
@@ -123,12 +124,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     setup = (
         f"Machine: {machine()}; {load} (shared with other work: costs are deterministic per seed, "
         f"wall-time ratios vary with the load).\n"
-        f"Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile, reached over "
+        "Model: the built-in simulator (**a simulation, not a real model**), `realistic` profile, reached "
+        "over "
         f"HTTP through the real `openai` client; request seeds {', '.join(map(str, seeds))}; latency scale "
         f"{args.scale:g} (latencies are measured by the client: at a much smaller scale this process's own "
         f"CPU time would inflate the short slice calls); {args.concurrency} jobs in flight; "
         f"{wall_s:.0f} s wall in all.\n"
-        f"Corpus: {len(sections)} sections of the sample documents (`examples/`) cut at several section sizes: "
+        f"Corpus: {len(sections)} sections of the sample documents (`examples/`) cut at several section "
+        "sizes: "
         f"{min(lengths)} to {max(lengths)} characters, median {statistics.median(lengths):.0f}, "
         f"{sum(1 for n in lengths if n < 2500)} under 2,500; {QUESTIONS} questions per quiz; "
         f"{len(sections) * len(seeds)} jobs per policy."

@@ -60,7 +60,10 @@ def simulator(latency_scale: float) -> Any:
 def payload(kind: str, variant: int) -> bytes:
     """A full 15-question quiz request, or a surgical slice request, distinct per variant."""
     if kind == "full":
-        user = f"Write exactly 15 questions, each with exactly 4 options. Run {variant}.\n<document>\n{DOCUMENT}\n</document>"
+        user = (
+            "Write exactly 15 questions, each with exactly 4 options. Run "
+            f"{variant}.\n<document>\n{DOCUMENT}\n</document>"
+        )
         name = "quiz"
     else:
         question = {
@@ -151,14 +154,16 @@ def main() -> int:
     with simulator(1.0) as url:
         flight = asyncio.run(in_flight(url))
     rows = "\n".join(
-        f"| {r['kind']} | {r['requests']} | {r['rps']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | {r['errors']} |"
+        f"| {r['kind']} | {r['requests']} | {r['rps']:.0f} | {r['p50_ms']:.1f} | {r['p99_ms']:.1f} | "
+        f"{r['errors']} |"
         for r in results
     )
     worst = min(r["rps"] for r in results)
     met = worst >= TARGET_RPS
     body = f"""Machine: {machine()}; 1-minute load average {load_1m:.2f} when the run started.
 Server: `suture simulator` (**a simulation, not a real model**), `realistic` profile, seed 0, its own process;
-load: aiohttp client in a second process, {CONCURRENCY} concurrent keep-alive connections for {DURATION_S:.0f} s,
+load: aiohttp client in a second process, {CONCURRENCY} concurrent keep-alive connections for
+{DURATION_S:.0f} s,
 gpt-5-nano@low, every request a distinct prompt (full: a 15-question quiz from a {len(DOCUMENT)}-character
 document; slice: one `/questions/0` surgical slice).
 
@@ -166,7 +171,8 @@ document; slice: one `/questions/0` surgical slice).
 |---|---:|---:|---:|---:|---:|
 {rows}
 
-Target: >= {TARGET_RPS} req/s at latency scale 0: {"met" if met else "MISSED"} (slowest kind {worst:.0f} req/s).
+Target: >= {TARGET_RPS} req/s at latency scale 0: {"met" if met else "MISSED"}
+(slowest kind {worst:.0f} req/s).
 
 In flight at latency scale 1: {IN_FLIGHT} slice requests started at once finished in {flight["wall_s"]:.2f} s;
 one alone takes {flight["single_s"]:.2f} s (served concurrently, not queued).

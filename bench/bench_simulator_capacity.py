@@ -22,8 +22,23 @@ from typing import Any
 
 import aiohttp
 
-from bench import machine, write_section
+from bench import machine, table_head, write_section
 from bench.bench_simulator import payload
+
+CAPACITY_HEAD = table_head(
+    [
+        "requests",
+        "200s",
+        "peak in flight",
+        "median latency s",
+        "wall s",
+        "idle RSS MB",
+        "in-flight RSS MB",
+        "peak RSS MB",
+        "KB per request",
+        "threads",
+    ]
+)
 
 SLOW_S = 10.0
 GOAL = 1_000
@@ -124,7 +139,8 @@ def main() -> int:
     goal = next(r for r in rows if r["size"] == GOAL)
     met = goal["ok"] == GOAL and goal["peak_in_flight"] == GOAL
     table = "\n".join(
-        f"| {r['size']} | {r['ok']} | {r['peak_in_flight']} | {r['median_latency_s']:.1f} | {r['wall_s']:.1f} "
+        f"| {r['size']} | {r['ok']} | {r['peak_in_flight']} | {r['median_latency_s']:.1f} | "
+        f"{r['wall_s']:.1f} "
         f"| {r['idle_mb']:.0f} | {r['loaded_mb']:.0f} | {r['peak_mb']:.0f} "
         f"| {(r['peak_mb'] - r['idle_mb']) * 1024 / r['size']:.0f} | {r['threads']} |"
         for r in rows
@@ -136,8 +152,7 @@ Server: `suture simulator` (**a simulation, not a real model**), one process, on
 started at once from an aiohttp client in a second process. RSS from /proc: idle before the burst,
 with every request in flight, and the peak (VmHWM).
 
-| requests | 200s | peak in flight | median latency s | wall s | idle RSS MB | in-flight RSS MB | peak RSS MB | KB per request | threads |
-|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+{CAPACITY_HEAD}
 {table}
 
 Goal: >= {GOAL} concurrent slow requests, all in flight at once and answered: {"met" if met else "MISSED"}.

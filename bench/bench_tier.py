@@ -1,4 +1,5 @@
-"""Useful work at a low rate-limit tier (issue 36): `suture batch` against a binding TPM, as a new account runs it.
+"""Useful work at a low rate-limit tier (issue 36): `suture batch` against a binding TPM, as a new account
+runs it.
 
 Run ``python -m bench.bench_tier [TPM:SECTIONS ...] [--suture PATH] [--label NAME]``; writes the
 ``## Provider limits: a low tier`` section of docs/benchmarks.md (rows of earlier runs kept, a row
@@ -61,7 +62,8 @@ def _totals(stats: dict[str, Any]) -> tuple[int, int, int, int]:
 
 
 def sustained(samples: list[tuple[float, int]]) -> tuple[float, float] | None:
-    """(window s, served tokens a minute) from 60 s after the start to the last sample below 95 % of the total."""
+    """(window s, served tokens a minute) from 60 s after the start to the last sample below 95 % of the
+    total."""
     if not samples:
         return None
     final = samples[-1][1]
@@ -188,12 +190,14 @@ Goal (issue 36, at 40k and 200k TPM): useful tokens >= 0.5 x TPM over the sustai
 429s <= 1 % of requests, none lost.
 
 `before` rows: a checkout from before issue 36 (`--suture` of that checkout; this module's simulator;
-the row here: main at bd85a6d, the commit this work was rebased on). Two causes, found by reproducing the issue's run: the workers of the stack `suture batch` starts never
-read its `--config` file, so they kept no limit at all and every call went out to meet a 429 (the
+the row here: main at bd85a6d, the commit this work was rebased on). Two causes, found by reproducing
+the issue's run: the workers of the stack `suture batch` starts never read its `--config` file, so they kept
+no limit at all and every call went out to meet a 429 (the
 simulator refuses a request it cannot hold and counts it against the RPM; the worker deferred the call
 for its `retry-after` and sent it again, to meet the next 429); and every call reserved the
-16,000-token ceiling, so two or three calls filled a 40,000-token minute. `after` rows: the workers read the file (`SUTURE_CONFIG`), and each
-call asks for its contract's expected reply x 1.5 + a reasoning allowance (a 5-question quiz at low
+16,000-token ceiling, so two or three calls filled a 40,000-token minute. `after` rows: the workers
+read the file (`SUTURE_CONFIG`), and each call asks for its contract's expected reply x 1.5 + a reasoning
+allowance (a 5-question quiz at low
 effort: about 2,200 tokens; an options slice at minimal effort: about 100), a reply cut off by that
 cap being sent again once with it doubled ("cut replies" in the batch report; none in these runs).
 Served ÷ metered is what a binding TPM turns into useful tokens; at 3M TPM nothing binds and it is the

@@ -1,4 +1,5 @@
-"""The bench's running parts: a private Redis, Celery workers, the scripted model in its own process, CPU meters.
+"""The bench's running parts: a private Redis, Celery workers, the scripted model in its own process, CPU
+meters.
 
 Used by ``bench.bench_celery``; its workers load ``bench.bench_celery`` (the baseline tasks live
 there). ``python -m bench.celery_harness QUESTIONS IMBALANCED LATENCY_S`` serves the scripted model

@@ -33,12 +33,14 @@ def report(f: dict[str, Any]) -> str:
         "| measurement | suture | bare Celery (same run, same broker) | ratio | goal |",
         "|---|---|---|---|---|",
         f"| first pass, instant model | {first['suture']['rate']:.1f} jobs/s "
-        f"| {first['bare']['rate']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 {_verdict(ratio1 >= 0.7)} |",
+        f"| {first['bare']['rate']:.1f} no-op round trips/s | {ratio1:.2f} | >= 0.7 "
+        f"{_verdict(ratio1 >= 0.7)} |",
         f"| one surgical round of 3 slices | {surgical['suture']['rate']:.1f} jobs/s "
         f"| {surgical['bare']['rate']:.1f} chords (3 no-ops + callback)/s | {ratio2:.2f} "
         f"| >= 0.7 {_verdict(ratio2 >= 0.7)} |",
         f"| {f['slow_jobs']} jobs, 1.0 s model latency | {f['slow_elapsed_s']:.1f} s "
-        f"(max {f['slow_in_flight']} calls in flight) | ideal {ideal_s:.1f} s | {f['slow_elapsed_s'] / ideal_s:.2f} "
+        f"(max {f['slow_in_flight']} calls in flight) | ideal {ideal_s:.1f} s | "
+        f"{f['slow_elapsed_s'] / ideal_s:.2f} "
         f"| <= 1.25 x ideal ({limit_s:.1f} s) with >= 100 in flight {_verdict(slow_met)} |",
         "",
         "The same runs had a third side: bare Celery tasks of the same shape making the very model calls a "
@@ -99,7 +101,8 @@ def _with_calls_row(label: str, unit: str, figures: dict[str, Any]) -> list[str]
     with_calls = figures["bare_calls"]["rate"]
     ceiling = with_calls / figures["bare"]["rate"]
     return [
-        f"| {label} | {with_calls:.1f} {unit}/s | {ceiling:.2f} | {figures['suture']['rate'] / with_calls:.2f} |"
+        f"| {label} | {with_calls:.1f} {unit}/s | {ceiling:.2f} | "
+        f"{figures['suture']['rate'] / with_calls:.2f} |"
     ]
 
 

@@ -178,7 +178,8 @@ def _summary(results: Mapping[str, PolicyFigures]) -> list[str]:
         "",
         "Repair overhead: the cost of the valid quizzes ÷ the cost of their first attempts (1.0 = right "
         "first time); median, p90 and max are per quiz. Wall-time ratio: a valid job's model time "
-        "(attempts in sequence, a surgical step's slices in parallel) ÷ its first attempt's, from the traces.",
+        "(attempts in sequence, a surgical step's slices in parallel) ÷ its first attempt's, from the "
+        "traces.",
         "",
         "Batch estimate factors (`repair_overhead` of each policy in config/defaults.yaml, all jobs): "
         + "; ".join(
@@ -227,7 +228,8 @@ def _before(results: Mapping[str, PolicyFigures], before: Mapping[str, Any]) -> 
         f"Before: the same script on the same corpus and seeds at commit {recorded.get('commit', '?')} "
         f"({recorded.get('note', '')}), recorded in `{recorded.get('file', '?')}`:",
         "",
-        "| policy | run | valid | repair overhead | median | p90 | max | wall-time ratio median | $ per valid quiz "
+        "| policy | run | valid | repair overhead | median | p90 | max | wall-time ratio median | $ per "
+        "valid quiz "
         "| prompt tokens per slice, first surgical pass (cached) |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]

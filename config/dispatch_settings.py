@@ -14,7 +14,8 @@ class DispatchSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # false: enqueue publishes a job's first attempt at once (one FIFO queue, as before; the bench's baseline).
+    # false: enqueue publishes a job's first attempt at once (one FIFO queue, as before; the bench's
+    # baseline).
     enabled: bool = True
     # Of the dispatches made while both classes wait, this share goes to bulk (0.1: one in ten).
     bulk_share: float = Field(0.1, ge=0.0, le=1.0)
@@ -37,7 +38,8 @@ class DispatchSettings(BaseModel):
     # Redis calls) comes this much later, or at once when an interactive job waits (looked at every poll_s):
     # bulk jobs waiting on full queues do not cost the cluster fifty passes a second.
     idle_pass_s: float = Field(0.1, gt=0, le=60.0)
-    # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after this.
+    # The dispatcher's Redis lease: one worker dispatches at a time; a SIGKILLed one's lease lapses after
+    # this.
     lease_s: float = Field(10.0, ge=1.0, le=600.0)
     # Within a class, tenants are served by weighted round-robin; a tenant not listed weighs 1.
     # Of each limited model's request and token budget (``limits``), this share is kept for interactive

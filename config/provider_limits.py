@@ -12,7 +12,8 @@ MOVED_KEY = "rate_limits_rpm"
 
 
 def moved_rate_limits(data: Any) -> Any:
-    """Refuse ``worker.rate_limits_rpm`` with one line saying what to write instead (a ``before`` validator)."""
+    """Refuse ``worker.rate_limits_rpm`` with one line saying what to write instead (a ``before``
+    validator)."""
     if isinstance(data, dict) and MOVED_KEY in data:
         old = data[MOVED_KEY]
         example = (

@@ -36,7 +36,8 @@ class QuizRules(BaseModel):
     min_questions_for_position_rule: int = Field(4, ge=1)
     forbid_all_none_of_the_above: bool = True
     require_question_mark: bool = True
-    # Two stems sharing at least this share of their distinct words (Jaccard) are duplicates; 1.0 = same words.
+    # Two stems sharing at least this share of their distinct words (Jaccard) are duplicates; 1.0 = same
+    # words.
     duplicate_stem_similarity: float = Field(0.85, gt=0.0, le=1.0)
     forbid_duplicate_questions: bool = True
     # Give-aways (contracts/quiz_giveaways.py): the answer's words in the stem; a fill-in-the-blank answer

@@ -19,10 +19,25 @@ MASK = "***"
 # Query parameters that carry a credential (compared case-insensitively, "-" read as "_").
 SECRET_PARAMS = frozenset(
     {
-        "password", "passwd", "pass", "pwd", "secret", "client_secret", "token", "access_token",
-        "auth", "auth_token", "api_key", "apikey", "key", "sig", "signature", "credential", "credentials",
+        "password",
+        "passwd",
+        "pass",
+        "pwd",
+        "secret",
+        "client_secret",
+        "token",
+        "access_token",
+        "auth",
+        "auth_token",
+        "api_key",
+        "apikey",
+        "key",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
     }
-)  # fmt: skip
+)
 _URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]+""")
 
 
@@ -68,10 +83,14 @@ def mask_url(url: str | None) -> str:
         userinfo, _, hostport = netloc.rpartition("@")
         user = userinfo.partition(":")[0]
         netloc = f"{user}:{MASK}@{hostport}"
-    query = "&".join(
-        f"{name}={MASK}" if _secret_param(name) and value else (f"{name}={value}" if sep else name)
-        for name, sep, value in (item.partition("=") for item in parts.query.split("&"))
-    ) if parts.query else ""  # fmt: skip
+    query = (
+        "&".join(
+            f"{name}={MASK}" if _secret_param(name) and value else (f"{name}={value}" if sep else name)
+            for name, sep, value in (item.partition("=") for item in parts.query.split("&"))
+        )
+        if parts.query
+        else ""
+    )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 

@@ -55,7 +55,8 @@ class _Section(BaseModel):
 
 
 class ReasoningAllowance(_Section):
-    """Reasoning tokens allowed on top of a reply's expected visible tokens: ``ratio`` x them, at least ``min_tokens``."""
+    """Reasoning tokens allowed on top of a reply's expected visible tokens: ``ratio`` x them, at least
+    ``min_tokens``."""
 
     ratio: float = Field(0.0, ge=0)
     min_tokens: int = Field(0, ge=0)
@@ -154,7 +155,8 @@ class SimulatorSettings(_Section):
     batch_api: SimulatorBatchApi = Field(default_factory=SimulatorBatchApi)
     files: SimulatorFiles = Field(default_factory=SimulatorFiles)
     reask: SimulatorReask = Field(default_factory=SimulatorReask)  # whole-output feedback
-    # A model's rates measured by `suture calibrate` (YAML/JSON), over the profile's (workers/simulator/calibrated.py).
+    # A model's rates measured by `suture calibrate` (YAML/JSON), over the profile's
+    # (workers/simulator/calibrated.py).
     profile_file: str | None = None
 
 
@@ -241,7 +243,8 @@ class Settings(BaseSettings):
 
     @property
     def config_file(self) -> Path | None:
-        """The user YAML these settings were read from when one was named (--config, $SUTURE_CONFIG), else None."""
+        """The user YAML these settings were read from when one was named (--config, $SUTURE_CONFIG), else
+        None."""
         return self._config_file
 
     def secrets(self) -> list[str]:

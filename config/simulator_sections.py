@@ -1,4 +1,5 @@
-"""The simulator's settings sections: chaos faults per request, structural faults per unit, limits, batches, files."""
+"""The simulator's settings sections: chaos faults per request, structural faults per unit, limits,
+batches, files."""
 
 from __future__ import annotations
 

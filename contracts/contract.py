@@ -80,7 +80,8 @@ class Contract(ABC):
 
     @classmethod
     def params_for_source(cls, params: dict[str, Any], source: str) -> dict[str, Any]:
-        """Resolved ``params`` completed from the job's source at enqueue (the quiz: its detected language)."""
+        """Resolved ``params`` completed from the job's source at enqueue (the quiz: its detected
+        language)."""
         return params
 
     @classmethod
@@ -95,7 +96,8 @@ class Contract(ABC):
         return frozenset(name for names in cls.invariants.values() for name in names)
 
     def slice_invariants(self, output: Any, target: str) -> list[str]:
-        """The pointers in ``output`` whose values a repair of ``target`` must keep (its kind's invariants)."""
+        """The pointers in ``output`` whose values a repair of ``target`` must keep (its kind's
+        invariants)."""
         found: list[str] = []
         for name in names_for(self.invariants, target):
             found += self.resolve_invariant(name, target, output)
@@ -212,12 +214,14 @@ class Contract(ABC):
         return None if excerpt is None else [excerpt]
 
     def reply_tokens(self, output: Any = None, pointer: str | None = None) -> int:
-        """The visible tokens a reply is expected to take: a whole output, or the slice at ``pointer`` of ``output``.
+        """The visible tokens a reply is expected to take: a whole output, or the slice at ``pointer`` of
+        ``output``.
 
         It sizes each call's ``max_completion_tokens`` (times ``client.reply_margin``, plus a reasoning
         allowance): the provider counts what a call asks for against its TPM, so asking for the
         ceiling on every call fills the limit with tokens no reply uses. The default: the size of the
-        canonical example times ``WHOLE_OUTPUT_EXAMPLES`` for a whole output, the size of the value being replaced for a slice (the
+        canonical example times ``WHOLE_OUTPUT_EXAMPLES`` for a whole output, the size of the value being
+        replaced for a slice (the
         whole-output size when it is missing; a list as its items x its largest item, since a repair may
         bring every item up to it: options balanced against a long correct answer). A contract whose
         output grows with a parameter says so (the quiz: questions x tokens per question).

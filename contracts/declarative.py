@@ -106,7 +106,8 @@ class DeclarativeContract(Contract):
         return failures
 
     def repair_target(self, failure: Failure) -> str:
-        """The unit enclosing the failure (a patch touches failing units only), else the failure's own path."""
+        """The unit enclosing the failure (a patch touches failing units only), else the failure's own
+        path."""
         tokens = parse_pointer(failure.pointer) if failure.pointer.startswith("/") else []
         unit = parse_pointer(self.definition.unit)
         if len(tokens) >= len(unit) and all(u in ("*", t) for u, t in zip(unit, tokens, strict=False)):
@@ -164,5 +165,14 @@ def contract_from_definition(data: Any) -> type[Contract]:
 
 def _is_union_tag(part: Any) -> bool:
     """A discriminated union's tag in a pydantic error location (the rule's name), not a key of the file."""
-    return isinstance(part, str) and part in {"unique", "max_words", "min_words", "regex", "in_source",
-                                              "length_balance", "not_contains", "min_items", "max_items"}  # fmt: skip
+    return isinstance(part, str) and part in {
+        "unique",
+        "max_words",
+        "min_words",
+        "regex",
+        "in_source",
+        "length_balance",
+        "not_contains",
+        "min_items",
+        "max_items",
+    }

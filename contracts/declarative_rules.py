@@ -111,8 +111,17 @@ Rule = Annotated[
     Unique | MaxWords | MinWords | Regex | InSource | LengthBalance | NotContains | MinItems | MaxItems,
     Field(discriminator="rule"),
 ]
-RULE_NAMES = ("unique", "max_words", "min_words", "regex", "in_source", "length_balance", "not_contains",
-              "min_items", "max_items")  # fmt: skip
+RULE_NAMES = (
+    "unique",
+    "max_words",
+    "min_words",
+    "regex",
+    "in_source",
+    "length_balance",
+    "not_contains",
+    "min_items",
+    "max_items",
+)
 
 
 def rule_failures(rule: Any, data: Any, source: SourceText | None) -> list[Failure]:
@@ -212,7 +221,8 @@ def _not_contains(rule: NotContains, data: Any, _: SourceText | None) -> list[tu
 
 
 def _bound(other: str, at: str, pointer: str) -> str:
-    """``other`` for one match of ``at``: relative to its parent, or with ``at``'s wildcards bound in order."""
+    """``other`` for one match of ``at``: relative to its parent, or with ``at``'s wildcards bound in
+    order."""
     if not other.startswith("/"):
         return join(parent(pointer), other)
     bound = iter(t for t, p in zip(parse_pointer(pointer), parse_pointer(at), strict=True) if p == WILDCARD)

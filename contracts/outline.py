@@ -22,8 +22,20 @@ from typing import Any
 
 from suture.contracts.declarative import contract_from_definition
 
-VERBS = ("Explain", "Describe", "Identify", "Compare", "Apply", "Analyse", "Evaluate", "List", "Define",
-         "Summarise", "Distinguish", "Outline")  # fmt: skip
+VERBS = (
+    "Explain",
+    "Describe",
+    "Identify",
+    "Compare",
+    "Apply",
+    "Analyse",
+    "Evaluate",
+    "List",
+    "Define",
+    "Summarise",
+    "Distinguish",
+    "Outline",
+)
 MAX_OBJECTIVE_WORDS = 12
 MIN_LESSONS = 2
 EXAMPLE_SOURCE = (
@@ -71,7 +83,8 @@ DEFINITION: dict[str, Any] = {
     "title": "Course outline",
     "instructions": (
         "Write a course outline of the document: 2 to 4 modules, each of 2 to 4 lessons whose titles are "
-        f"distinct within the module. Each lesson has 2 or 3 learning objectives of at most {MAX_OBJECTIVE_WORDS} "
+        "distinct within the module. Each lesson has 2 or 3 learning objectives of at most "
+        f"{MAX_OBJECTIVE_WORDS} "
         f"words, each starting with one of these verbs: {', '.join(VERBS)}; and a source_quote copied "
         "verbatim from the document (the passage the lesson teaches)."
     ),

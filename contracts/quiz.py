@@ -197,7 +197,10 @@ class QuizContract(QuizRepair):
         failures = []
         correct = q.options[index]
         if q.correct_answer_text.strip() != correct.strip():
-            message = f"correct_answer_text differs from option {index} ({_clip(correct)}); copy that option verbatim."
+            message = (
+                f"correct_answer_text differs from option {index} ({_clip(correct)}); copy that option "
+                "verbatim."
+            )
             failures.append(_rule(f"{at}/correct_answer_text", "answer_text_mismatch", message))
         distractors = [len(o.strip()) for j, o in enumerate(q.options) if j != index]
         if q.kind == "single" and distractors and self._conspicuous(len(correct.strip()), max(distractors)):
@@ -231,7 +234,8 @@ class QuizContract(QuizRepair):
             _rule(
                 f"/questions/{i}",
                 "answer_position_skew",
-                f"Option {position + 1} is correct in {count} of {total} questions (at most {allowed} allowed); "
+                f"Option {position + 1} is correct in {count} of {total} questions (at most {allowed} "
+                "allowed); "
                 "put this question's correct answer at another position.",
             )
             for i, position, count in sorted(to_move)
@@ -258,7 +262,8 @@ class QuizContract(QuizRepair):
             first_line(self.questions, self.rules),
             "Every question ends with a question mark and is answerable from the document alone.",
             "correct_answer_index is 0-based and correct_answer_text repeats that option verbatim.",
-            "Make all options of a question similar in length and detail; the correct one must not stand out.",
+            "Make all options of a question similar in length and detail; the correct one must not stand "
+            "out.",
             "Spread the correct answers over the option positions.",
             "Every question asks about a different point; never repeat or reword an earlier question.",
             "source_quote is a verbatim snippet of the document that supports the answer.",
@@ -274,7 +279,8 @@ class QuizContract(QuizRepair):
         return canonical_quiz(self.options_per_question, self.rules.question_kinds, self.language)
 
     def reply_tokens(self, output: Any = None, pointer: str | None = None) -> int:
-        """Questions x tokens per question (the canonical example's average) for a whole quiz or ``/questions``;
+        """Questions x tokens per question (the canonical example's average) for a whole quiz or
+        ``/questions``;
         one question's worth for ``/questions/i``; the replaced value's size for anything smaller."""
         example = self.canonical_example()
         average = math.ceil(estimate_tokens(json.dumps(example["questions"])) / len(example["questions"]))

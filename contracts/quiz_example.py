@@ -56,18 +56,36 @@ _MULTIPLE: list[dict[str, Any]] = [
     {
         "question": "Which of these are SI base units?",
         "correct": ["The ampere", "The kelvin"],
-        "distractors": ["The volt", "The ohm", "The watt", "The joule", "The tesla", "The farad", "The henry", "The siemens"],
+        "distractors": [
+            "The volt",
+            "The ohm",
+            "The watt",
+            "The joule",
+            "The tesla",
+            "The farad",
+            "The henry",
+            "The siemens",
+        ],
         "explanation": "The passage names the ampere and the kelvin as SI base units.",
         "source_quote": "The ampere is the SI base unit of electric current, and the kelvin is the base",
     },
     {
         "question": "Which quantities does the passage give an SI base unit for?",
         "correct": ["Electric current", "Temperature"],
-        "distractors": ["Pressure", "Energy", "Power", "Voltage", "Resistance", "Frequency", "Force", "Charge"],
+        "distractors": [
+            "Pressure",
+            "Energy",
+            "Power",
+            "Voltage",
+            "Resistance",
+            "Frequency",
+            "Force",
+            "Charge",
+        ],
         "explanation": "The ampere measures electric current and the kelvin thermodynamic temperature.",
         "source_quote": "The ampere is the SI base unit of electric current",
     },
-]  # fmt: skip
+]
 _TRUE_FALSE: list[dict[str, Any]] = [
     {
         "question": "Is the kelvin the SI base unit of thermodynamic temperature?",

@@ -21,7 +21,8 @@ from suture.contracts.pointer import parse_pointer
 
 
 def fix_answer_position_skew(output: Any, failures: Sequence[Failure], rules: QuizRules) -> Any | None:
-    """``output`` with the named questions' correct options moved to under-used positions (None: no change)."""
+    """``output`` with the named questions' correct options moved to under-used positions (None: no
+    change)."""
     questions = output.get("questions") if isinstance(output, dict) else None
     if not isinstance(questions, list):
         return None

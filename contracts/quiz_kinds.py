@@ -79,7 +79,10 @@ def _answer_set_problem(q: Question) -> str | None:
     if len(set(indices)) != len(indices) or not all(0 <= i < count for i in indices):
         return f"correct_answer_indices must be distinct indices of the {count} options (0-based)."
     if not 2 <= len(indices) < count:
-        return f"A multiple-answer question has at least 2 correct options and at least 1 wrong one ({len(indices)} of {count} marked correct)."
+        return (
+            "A multiple-answer question has at least 2 correct options and at least 1 wrong one "
+            f"({len(indices)} of {count} marked correct)."
+        )
     if q.correct_answer_index not in indices:
         return "correct_answer_indices must include correct_answer_index."
     return None
@@ -109,7 +112,8 @@ def instruction_lines(rules: QuizRules, language: str, avoid: Sequence[str]) -> 
     if "true_false" in kinds:
         true, false = true_false_pair(language)
         lines.append(
-            f'A "true_false" question asks whether one claim of the document is true; its options are exactly '
+            'A "true_false" question asks whether one claim of the document is true; its options are '
+            "exactly "
             f'["{true}", "{false}"] in that order, correct_answer_index 0 if the claim is true, 1 if false; '
             "correct_answer_indices is null."
         )

@@ -57,7 +57,8 @@ def resolve_quiz_params(params: Mapping[str, Any], settings: Settings | None) ->
 
 
 def with_detected_language(params: dict[str, Any], source: str) -> dict[str, Any]:
-    """Resolved ``params`` with ``language: auto`` made the source's detected language (English if unclear)."""
+    """Resolved ``params`` with ``language: auto`` made the source's detected language (English if
+    unclear)."""
     rules = params.get("rules")
     if not isinstance(rules, dict) or rules.get("language", "auto") != "auto":
         return params

@@ -8,7 +8,8 @@ that needs no model, and what a slice prompt shows of the quiz and its source.
   list (``/questions/i/options``) keeps the correct option's text at the question's
   ``correct_answer_index`` (``correct_option``: the pointer depends on the output).
 - ``repair_target``: a question's answer fields (``correct_answer_index``, ``correct_answer_text``,
-  ``correct_answer_indices``) and its ``kind`` are repaired with the whole question, since a slice of the index or the text alone could pick
+  ``correct_answer_indices``) and its ``kind`` are repaired with the whole question, since a slice of the
+  index or the text alone could pick
   another answer that nothing checks; one option (``/questions/i/options/j``) with its option list,
   so the list's invariant holds. Every other failure is repaired where it points.
 - ``fixers``: ``answer_position_skew`` is fixed by reordering options (``contracts.quiz_fixers``).
@@ -75,7 +76,8 @@ class QuizRepair(Contract):
         return {"answer_position_skew": functools.partial(fix_answer_position_skew, rules=self.rules)}
 
     def slice_context(self, output: Any, pointer: str) -> dict[str, Any]:
-        """Inside a question, the context is the whole question (``/questions/3/options`` -> ``/questions/3``)."""
+        """Inside a question, the context is the whole question (``/questions/3/options`` ->
+        ``/questions/3``)."""
         question = question_pointer(pointer)
         if question is not None and exists(output, question):
             return {"parent_pointer": question, "parent": get(output, question)}

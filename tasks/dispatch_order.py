@@ -1,4 +1,5 @@
-"""Which waiting job goes to the workers next: interactive before bulk, a share kept for bulk, tenants by weight.
+"""Which waiting job goes to the workers next: interactive before bulk, a share kept for bulk, tenants by
+weight.
 
 Pure decisions over the dispatcher's small state (``DispatchTurns``), so the order is tested without
 Redis or Celery (``suture.workers.runtime.feeder`` applies them):
@@ -81,7 +82,8 @@ def next_tenant(
     turns: DispatchTurns,
     eligible: list[str] | None = None,
 ) -> str | None:
-    """The tenant of ``job_class`` whose oldest job goes next, by smooth weighted round-robin (None: none can).
+    """The tenant of ``job_class`` whose oldest job goes next, by smooth weighted round-robin (None: none
+    can).
 
     ``eligible``: the waiting tenants whose job can go now (default: all). The others keep their
     standing as it is, neither gaining nor losing, so a tenant held back a moment is not set back.
@@ -103,7 +105,8 @@ def next_tenant(
 
 
 def under_share(running: dict[str, int], tenant: str, weights: dict[str, int]) -> bool:
-    """True if ``tenant`` runs at least one job fewer than its weighted share of ``running`` (jobs per tenant).
+    """True if ``tenant`` runs at least one job fewer than its weighted share of ``running`` (jobs per
+    tenant).
 
     A tenant alone is never under its share, whatever it runs. The margin of one job keeps tenants
     with a job or two each from flapping in and out (the dispatcher's weighted turns govern them).

@@ -165,7 +165,8 @@ def _stop(state: JobState, skipped: list[SkipRecord], why: str, *, budget: bool 
 
 
 def apply_full(state: JobState, action: RunFull, reply: ModelReply) -> JobState:
-    """Record a full attempt's reply: validate it, keep it if it is the best so far, decide if the job ends."""
+    """Record a full attempt's reply: validate it, keep it if it is the best so far, decide if the job
+    ends."""
     if already_applied(state, action.n):
         return state
     state = note_simulation(state, [reply])

@@ -1,7 +1,9 @@
 """Errors of the engine and its job data (policies have their own, ``suture.tasks.policy.PolicyError``).
 
-EngineError(job_id, problem)       the engine was driven wrongly (a stale action, a result of an unfinished job)
-└── UnreadableSpec(job_id, problem) a stored job spec this code cannot read (a newer spec_version, bad fields):
+EngineError(job_id, problem)       the engine was driven wrongly (a stale action, a result of an unfinished
+job)
+└── UnreadableSpec(job_id, problem) a stored job spec this code cannot read (a newer spec_version, bad
+fields):
                                     the job fails with this reason rather than being misread
 """
 

@@ -118,7 +118,8 @@ class RunFull(BaseModel):
 
 
 class RunSurgical(BaseModel):
-    """Run one surgical step: send each slice call (independently) and hand all replies to ``apply_surgical``."""
+    """Run one surgical step: send each slice call (independently) and hand all replies to
+    ``apply_surgical``."""
 
     kind: Literal["surgical"] = "surgical"
     n: int
@@ -135,7 +136,8 @@ class RunSurgical(BaseModel):
 
 
 class RunFix(BaseModel):
-    """Run the contract's deterministic fixers of ``codes`` on the best output (no model call): ``apply_fix``."""
+    """Run the contract's deterministic fixers of ``codes`` on the best output (no model call):
+    ``apply_fix``."""
 
     kind: Literal["fix"] = "fix"
     n: int

@@ -121,7 +121,10 @@ def plan_surgical(
         return SkipRecord(step=label, step_index=index, reason="no parseable output to repair")
     ctx = step_context(state)
     if forced is None and not step.holds(ctx):
-        reason = f"its 'when' condition does not hold ({len(ctx.failures)} failure(s); surgery needs 1..{step.max_failures}, all targetable)"
+        reason = (
+            f"its 'when' condition does not hold ({len(ctx.failures)} failure(s); surgery needs "
+            f"1..{step.max_failures}, all targetable)"
+        )
         return SkipRecord(step=label, step_index=index, reason=reason)
     calls, values, digests = {}, {}, []
     pinned: list[str] = []  # the contract's invariants of each target sent (a step's preserve adds none)

@@ -66,7 +66,8 @@ def kinds_produced(rule: str, contract: type[Contract]) -> list[str]:
 
 
 def first_unkept(steps: Sequence[Step], contract: type[Contract]) -> Unkept | None:
-    """The first name a surgical step relies on that ``contract`` does not keep where the step cuts, else None."""
+    """The first name a surgical step relies on that ``contract`` does not keep where the step cuts, else
+    None."""
     declared = contract.invariant_names()
     for index, step in enumerate(steps):
         if step.mode != "surgical" or callable(step.target) or not step.preserve:

@@ -25,7 +25,8 @@ MAX_DEPTH = 16
 
 
 def rules_from_yaml(name: str, raw: bytes) -> dict[str, Any]:
-    """The policy mapping that ``raw`` (a YAML file's bytes) holds, as plain JSON data; raises ``PolicyError``."""
+    """The policy mapping that ``raw`` (a YAML file's bytes) holds, as plain JSON data; raises
+    ``PolicyError``."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -95,7 +95,8 @@ def task_messages(
 
 
 def retry_prompt(original: str, previous_output: Any, failures: Sequence[Failure]) -> str:
-    """The retry text: the original prompt verbatim, the previous output, its failures, the delta instruction."""
+    """The retry text: the original prompt verbatim, the previous output, its failures, the delta
+    instruction."""
     return (
         f"{original}\n\n"
         f"<previous_output>\n{canonical_json(previous_output)}\n</previous_output>\n\n"

@@ -26,7 +26,8 @@ def reasoning_allowance(
     model: str,
     effort: ReasoningEffort | None,
 ) -> int:
-    """The reasoning tokens allowed on top of a visible reply of ``expected_tokens``: the model's own allowance
+    """The reasoning tokens allowed on top of a visible reply of ``expected_tokens``: the model's own
+    allowance
     for the effort, else the effort's (``ratio`` x the reply, at least ``min_tokens``); none known: 0."""
     chosen: ReasoningEffort = effort or DEFAULT_EFFORT
     allowance = by_model.get(model, {}).get(chosen) or by_effort.get(chosen)
@@ -36,12 +37,14 @@ def reasoning_allowance(
 
 
 def completion_cap(expected_tokens: int | None, *, margin: float, reasoning_tokens: int, ceiling: int) -> int:
-    """``max_completion_tokens`` for a reply expected to take ``expected_tokens`` visible tokens (None: the ceiling)."""
+    """``max_completion_tokens`` for a reply expected to take ``expected_tokens`` visible tokens (None: the
+    ceiling)."""
     if expected_tokens is None:
         return ceiling
     return max(1, min(ceiling, math.ceil(max(0, expected_tokens) * margin) + max(0, reasoning_tokens)))
 
 
 def doubled_cap(cap: int, ceiling: int) -> int | None:
-    """The cap a reply cut off at ``cap`` is sent again with: twice it, at most the ceiling (None: no higher cap)."""
+    """The cap a reply cut off at ``cap`` is sent again with: twice it, at most the ceiling (None: no
+    higher cap)."""
     return min(2 * cap, ceiling) if cap < ceiling else None

@@ -126,7 +126,8 @@ def slice_prompt(
 
 
 def context_without_slice(contract: Contract, output: Any, target: str) -> tuple[str, Any]:
-    """The item around ``target`` with the slice itself replaced by ``ELIDED`` (None if the slice is the item).
+    """The item around ``target`` with the slice itself replaced by ``ELIDED`` (None if the slice is the
+    item).
 
     The slice is shown once, in its own block: repeating it inside the context would double its tokens.
     """

@@ -100,12 +100,16 @@ def user_stack(
     celery_stack: Callable[..., CeleryStack],
     simulator: Callable[..., str],
 ) -> Iterator[CeleryStack]:
-    root = make_package(tmp_path / "site", "jobglossary", docs_example() + EXTRA,
-                        {"glossary": "jobglossary:GlossaryContract"})  # fmt: skip
+    root = make_package(
+        tmp_path / "site", "jobglossary", docs_example() + EXTRA, {"glossary": "jobglossary:GlossaryContract"}
+    )
     monkeypatch.syspath_prepend(str(root))  # the producer side (this process) finds them too
     (tmp_path / "cards.yaml").write_text(CARDS_YAML)
-    contracts = {"terms": "jobglossary:TermsContract", "raising": "jobglossary:RaisingContract",
-                 "cards": str(tmp_path / "cards.yaml")}  # fmt: skip
+    contracts = {
+        "terms": "jobglossary:TermsContract",
+        "raising": "jobglossary:RaisingContract",
+        "cards": str(tmp_path / "cards.yaml"),
+    }
     faults = UnitFaultRates(missing_field=0.5, duplicate=0.0, overlong=0.5, unquoted=0.0)
     model_url = simulator(dataclasses.replace(get_profile("realistic"), unit_faults=faults))
     stack = celery_stack(model_url, PYTHONPATH=f"{root}:{REPO}", SUTURE_CONTRACTS=json.dumps(contracts))

@@ -107,10 +107,12 @@ def test_a_web_app_that_enqueues_loads_no_worker_machinery(redis_factory: Any) -
 # Where code outside config/ may touch os.environ, and why: each hands the environment to a child
 # process it starts (the child reads it back through config/), or is a library's own variable.
 ENVIRONMENT_HANDOFFS = {
-    "workers/runtime/metrics.py": "PROMETHEUS_MULTIPROC_DIR, prometheus_client's own, shared with the children",
+    "workers/runtime/metrics.py": "PROMETHEUS_MULTIPROC_DIR, prometheus_client's own, shared with the "
+    "children",
     "workers/cli/serve_cmd.py": "the settings handed to `serve --workers N`'s server processes",
     "workers/cli/worker_cmd.py": "--metrics-port handed to the Celery worker's pool processes",
-    "workers/local/discovery.py": "a worker that found `suture up` hands its URLs to its tasks' settings and pool processes",
+    "workers/local/discovery.py": "a worker that found `suture up` hands its URLs to its tasks' settings and "
+    "pool processes",
 }
 
 

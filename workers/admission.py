@@ -9,7 +9,8 @@
   (``UnknownPolicy``: a policy is a name from the settings, never a path, and no file is opened) or
   the rules of a user's policy file read by the CLI on this machine (``policy_rules``, stored with the
   job), and its fit (``InvalidPolicy``: it names an invariant the contract lacks);
-- the input: at most ``max_input_bytes``, then checked like every document the readers take (``suture.workers.documents.text``):
+- the input: at most ``max_input_bytes``, then checked like every document the readers take
+(``suture.workers.documents.text``):
   empty, binary, a PDF or other file format passed as text, text that does not decode
   (``UnusableInput``); bytes are decoded as a text file is (UTF-8, UTF-16 with a BOM, else cp1252);
 - the size: the first step's prompt, as the engine would send it, must fit the model's context
@@ -193,8 +194,10 @@ def document_text(input: str | bytes, max_bytes: int | None = None) -> str:
 
     if max_bytes is not None and _over_bytes(input, max_bytes):
         detail = (
-            f"the input has {len(input):,} {'bytes' if isinstance(input, bytes | bytearray) else 'characters'}, "
-            f"over max_input_bytes={max_bytes:,} bytes of UTF-8; `suture batch` cuts a long document into sections"
+            f"the input has {len(input):,} "
+            f"{'bytes' if isinstance(input, bytes | bytearray) else 'characters'}, "
+            f"over max_input_bytes={max_bytes:,} bytes of UTF-8; `suture batch` cuts a long document into "
+            "sections"
         )
         raise UnusableInput("too_large", detail)
     if isinstance(input, bytes | bytearray):

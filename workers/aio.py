@@ -135,7 +135,8 @@ async def enqueue(
 async def get_job(
     job_id: str, settings: Settings | None = None, *, tenant: str | None = None
 ) -> AsyncJobHandle:
-    """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for another tenant's job)."""
+    """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for another tenant's
+    job)."""
     handle = AsyncJobHandle(job_id, await asyncio.to_thread(producer.resolved_settings, settings))
     status, owner = await _state(handle._settings).client.hmget(
         handle._keys.job(job_id), ["status", "tenant"]

@@ -4,13 +4,18 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
     ProducerError                                    every error of the producer API
      ├── InvalidJob(problem, field, value, known)    the job cannot run as asked; nothing was stored
      │    ├── UnknownContract                        no such contract (known: its names)
-     │    ├── UnknownPolicy                          no such policy: a name, never a path (known: configured names)
-     │    ├── InvalidPolicy                          a policy that cannot run, or names what the contract lacks
-     │    ├── InvalidParams                          a parameter the contract cannot take (names it and its value)
+     │    ├── UnknownPolicy                          no such policy: a name, never a path (known: configured
+     names)
+     │    ├── InvalidPolicy                          a policy that cannot run, or names what the contract
+     lacks
+     │    ├── InvalidParams                          a parameter the contract cannot take (names it and its
+     value)
      │    ├── UnusableInput                          empty, binary, a file format passed as text, undecodable
-     │    └── InputTooLarge                          the first prompt exceeds the model's context or max_input_tokens
+     │    └── InputTooLarge                          the first prompt exceeds the model's context or
+     max_input_tokens
      ├── IdempotencyConflict(key, job_id)            the key already names a job another request made
-     ├── NotResumable(job_id, status)                resume (or accept) asked of a job that is not soft-delivered
+     ├── NotResumable(job_id, status)                resume (or accept) asked of a job that is not
+     soft-delivered
      ├── JobTimeout(job_id, timeout_s)               the result did not arrive in time (the job keeps running)
      ├── BrokerUnavailable(reason)                   the broker refused the message (URL password never shown)
      ├── NoBrokerConfigured                          (also a ConfigError) no broker configured and no

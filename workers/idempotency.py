@@ -54,7 +54,8 @@ def scoped_key(key: str | None, spec: dict[str, Any], tenant: str | None = None)
 
 
 def check_key(key: str | None) -> str | None:
-    """``key`` if it can be an idempotency key (1 to 255 characters, no control character); else ``InvalidJob``."""
+    """``key`` if it can be an idempotency key (1 to 255 characters, no control character); else
+    ``InvalidJob``."""
     return _checked(key, "idempotency_key", MAX_KEY_CHARS)
 
 

@@ -111,7 +111,8 @@ class JobHandle:
 
     def spec(self) -> dict[str, Any]:
         """What the job was enqueued to do, without its document: ``{"contract", "contract_params",
-        "policy", "priority"}`` (and a user's policy file's ``policy_rules``): the rules every worker judges it by."""
+        "policy", "priority"}`` (and a user's policy file's ``policy_rules``): the rules every worker
+        judges it by."""
         return self._store().load(self.id).job_spec.described()
 
     def callback(self) -> dict[str, Any] | None:
@@ -146,8 +147,9 @@ def enqueue(
     meta: dict[str, Any] | None = None,
     tenant: str | None = None,
     priority: str = "interactive",
-    settings: Settings | None = None, batch_api: str = "off",
-) -> JobHandle:  # fmt: skip
+    settings: Settings | None = None,
+    batch_api: str = "off",
+) -> JobHandle:
     """Check the job, store it and queue its first attempt; the same idempotency key returns the same job.
 
     ``input`` is the document's text (or its bytes, decoded as a text file is); ``params`` the
@@ -168,9 +170,17 @@ def enqueue(
     job_id = uuid.uuid4().hex
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
     admitted = admit(
-        job_id, contract, input, settings, params=given, policy=policy, policy_rules=policy_rules,
-        callback=callback, batch=batch, batch_api=batch_api,
-    )  # fmt: skip
+        job_id,
+        contract,
+        input,
+        settings,
+        params=given,
+        policy=policy,
+        policy_rules=policy_rules,
+        callback=callback,
+        batch=batch,
+        batch_api=batch_api,
+    )
     spec = admitted.spec.model_copy(update={"priority": job_class}).stored()
     store = get_store(settings)
     if callback is not None:
@@ -204,16 +214,22 @@ def _check_callback_for_workers(callback: str, store: JobStore, settings: Settin
         raise InvalidJob(str(exc), field="callback", value=callback) from None
 
 
-def _publish_new(store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None, job_class: str) -> None:  # fmt: skip
+def _publish_new(
+    store: JobStore, job_id: str, created: bool, settings: Settings, key: str | None, job_class: str
+) -> None:
     """Publish the first attempt of a job just stored, or again of one still queued: its first publish
     may have been lost (the producer died after storing); the attempt applies once however often sent."""
     if created:
         _publish_or_discard(store, job_id, settings, key, job_class)
     elif store.status(job_id) == "queued":
-        publish(settings, "suture.attempt", [job_id, 1], consequence=_stays_queued(job_id), priority=job_class)  # fmt: skip
+        publish(
+            settings, "suture.attempt", [job_id, 1], consequence=_stays_queued(job_id), priority=job_class
+        )
 
 
-def _publish_or_discard(store: JobStore, job_id: str, settings: Settings, key: str | None, job_class: str) -> None:  # fmt: skip
+def _publish_or_discard(
+    store: JobStore, job_id: str, settings: Settings, key: str | None, job_class: str
+) -> None:
     """Publish a new job's first attempt; if that fails, remove the job (see the module docstring)."""
     try:
         publish(settings, "suture.attempt", [job_id, 1], priority=job_class)
@@ -311,18 +327,29 @@ def resume(
     deadline_s = time.time() + job_deadline_s(settings, spec)
     if not store.resume(job_id, spec.stored(), state.model_dump(mode="json"), deadline_s):
         raise NotResumable(job_id, store.status(job_id))
-    publish(settings, "suture.attempt", [job_id, record.version + 1], consequence=_stays_queued(job_id), priority=spec.priority)  # fmt: skip
+    publish(
+        settings,
+        "suture.attempt",
+        [job_id, record.version + 1],
+        consequence=_stays_queued(job_id),
+        priority=spec.priority,
+    )
     return JobHandle(job_id, settings)
 
 
-def publish(settings: Settings, name: str, args: list[Any], *, consequence: str = "", priority: str | None = None) -> None:  # fmt: skip
-    """Publish task ``name`` (ids only; a model call's ``priority`` picks its queue); raises BrokerUnavailable."""
+def publish(
+    settings: Settings, name: str, args: list[Any], *, consequence: str = "", priority: str | None = None
+) -> None:
+    """Publish task ``name`` (ids only; a model call's ``priority`` picks its queue); raises
+    BrokerUnavailable."""
     # A task goes to the broker through Celery, a worker-side package: a producer-only install sends
     # new jobs through the dispatcher (stored, never published here) and needs it only for this.
     with requiring(f"sending {name} to the workers", "worker"):
         from suture.workers.runtime.publish import publish_or_refuse
 
-    publish_or_refuse(settings, name, *args, consequence=consequence, **({"priority": priority} if priority else {}))  # fmt: skip
+    publish_or_refuse(
+        settings, name, *args, consequence=consequence, **({"priority": priority} if priority else {})
+    )
 
 
 def _stays_queued(job_id: str) -> str:

@@ -1,4 +1,5 @@
-"""Declarative contracts: a definition checked at load (pointer + problem), and each rule of the vocabulary."""
+"""Declarative contracts: a definition checked at load (pointer + problem), and each rule of the
+vocabulary."""
 
 from __future__ import annotations
 
@@ -39,8 +40,11 @@ def test_a_valid_output_passes_and_the_schema_is_the_declared_one() -> None:
     }
     assert contract.validate(output).ok
     assert contract.response_schema()["properties"]["cards"]["items"]["required"] == [
-        "topic", "front", "back", "source_quote",
-    ]  # fmt: skip
+        "topic",
+        "front",
+        "back",
+        "source_quote",
+    ]
     assert (contract.name, contract.title, contract.default_policy) == ("cards", "Flashcards", "default")
 
 
@@ -71,11 +75,21 @@ def test_each_failure_points_at_the_offending_item_and_repairs_at_its_unit() -> 
 def test_unique_groups_by_all_but_the_last_wildcard() -> None:
     definition = cards() | {"rules": [{"rule": "unique", "at": "/groups/*/items/*", "code": "dup"}]}
     definition["schema"] = {
-        "type": "object", "additionalProperties": False, "required": ["groups"],
-        "properties": {"groups": {"type": "array", "items": {
-            "type": "object", "additionalProperties": False, "required": ["items"],
-            "properties": {"items": {"type": "array", "items": {"type": "string"}}}}}},
-    }  # fmt: skip
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["groups"],
+        "properties": {
+            "groups": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["items"],
+                    "properties": {"items": {"type": "array", "items": {"type": "string"}}},
+                },
+            }
+        },
+    }
     definition["unit"] = "/groups/*"
     definition["preserve"] = []
     output = {"groups": [{"items": ["a", "b", "a"]}, {"items": ["a"]}]}
@@ -144,11 +158,14 @@ def test_a_malformed_definition_names_the_key_and_the_problem(
     [
         ({"additionalProperties": True}, "/schema", "additionalProperties: false"),
         ({"required": ["title"]}, "/schema", "every property required"),
-        ({"properties": {"title": {"type": "string", "minLength": 3}, "cards": {"type": "string"}}},
-         "/schema/properties/title", "'minLength' is not supported"),
+        (
+            {"properties": {"title": {"type": "string", "minLength": 3}, "cards": {"type": "string"}}},
+            "/schema/properties/title",
+            "'minLength' is not supported",
+        ),
         ({"type": "array"}, "/schema", "root must be an object"),
     ],
-)  # fmt: skip
+)
 def test_a_schema_strict_mode_would_refuse_is_refused_with_the_reason(
     schema_change: dict[str, Any], where: str, reason: str
 ) -> None:

@@ -32,9 +32,12 @@ def test_each_rule_fails_at_its_item_and_is_repaired_at_its_lesson() -> None:
         ("/modules/1/lessons", "too_few_lessons"),
     ]
     assert [contract.repair_target(f) for f in failures] == [
-        "/modules/0/lessons/1", "/modules/0/lessons/0", "/modules/0/lessons/0", "/modules/1/lessons/0",
+        "/modules/0/lessons/1",
+        "/modules/0/lessons/0",
+        "/modules/0/lessons/0",
+        "/modules/1/lessons/0",
         "/modules/1/lessons",
-    ]  # fmt: skip
+    ]
 
 
 def test_the_same_title_in_two_modules_is_no_duplicate() -> None:

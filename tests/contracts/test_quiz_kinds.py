@@ -22,10 +22,15 @@ QUOTE = "The ampere is the SI base unit of electric current"
 
 def _question(kind: str, options: list[str], index: int, indices: list[int] | None = None) -> dict[str, Any]:
     return {
-        "kind": kind, "question": f"Which of these holds ({kind})?", "options": options,
-        "correct_answer_index": index, "correct_answer_text": options[index],
-        "correct_answer_indices": indices, "explanation": "The passage says so.", "source_quote": QUOTE,
-    }  # fmt: skip
+        "kind": kind,
+        "question": f"Which of these holds ({kind})?",
+        "options": options,
+        "correct_answer_index": index,
+        "correct_answer_text": options[index],
+        "correct_answer_indices": indices,
+        "explanation": "The passage says so.",
+        "source_quote": QUOTE,
+    }
 
 
 def _codes(question: dict[str, Any], **rules: Any) -> list[tuple[str, str]]:
@@ -99,10 +104,15 @@ def test_language_auto_is_stored_as_the_source_language_at_enqueue() -> None:
 def test_the_prompt_carries_kinds_language_difficulty_audience_and_questions_to_avoid() -> None:
     contract = build_contract(
         "quiz",
-        {"questions": 4, "question_kinds": ["single", "true_false"], "difficulty": "hard",
-         "audience": "first-year\nnursing students", "avoid_questions": ["Où se déroule le cycle de Calvin ?"]},
+        {
+            "questions": 4,
+            "question_kinds": ["single", "true_false"],
+            "difficulty": "hard",
+            "audience": "first-year\nnursing students",
+            "avoid_questions": ["Où se déroule le cycle de Calvin ?"],
+        },
         source=FRENCH,
-    )  # fmt: skip
+    )
     text = contract.task_instructions()
     assert text.startswith(
         "Write exactly 4 questions, each with exactly 4 options (true/false questions: exactly 2)."

@@ -22,15 +22,15 @@ CHAPTERS: list[tuple[str, list[str]]] = [
             "joined in a single supercontinent, which he called Pangaea, and had since drifted apart. He "
             "pointed to the jigsaw fit of the coastlines of South America and Africa, to identical fossils "
             "such as the freshwater reptile Mesosaurus found on both sides of the Atlantic, to matching rock "
-            "formations and mountain belts, and to traces of ancient glaciers in places that are now tropical.",
+            "formations and mountain belts, and to traces of ancient glaciers in places that are now " "tropical.",
             "Most geologists rejected continental drift because Wegener could not explain what force moved "
             "the continents. The idea was revived in the 1960s, when surveys of the ocean floor revealed a "
             "global system of mid-ocean ridges, and when measurements of magnetism in seafloor rocks showed "
             "symmetrical stripes of normal and reversed polarity on either side of the ridges. Harry Hess "
             "and others explained these stripes by seafloor spreading: new crust forms at the ridges and "
-            "moves away from them, recording the reversals of the Earth's magnetic field like a tape recorder.",
+            "moves away from them, recording the reversals of the Earth's magnetic field like a tape " "recorder.",
             "Plate tectonics, the theory that combined these observations, holds that the outer shell of the "
-            "Earth is broken into about a dozen large plates and many smaller ones that move relative to each "
+            "Earth is broken into about a dozen large plates and many smaller ones that move relative to " "each "
             "other by a few centimetres per year, roughly as fast as fingernails grow.",
         ],
     ),
@@ -43,7 +43,7 @@ CHAPTERS: list[tuple[str, list[str]]] = [
             "crust is rarely destroyed, which is why the oldest continental rocks are around 4 billion years "
             "old while the oldest oceanic crust is less than 200 million years old.",
             "For plate tectonics the mechanical layers matter more. The lithosphere, made of the crust and "
-            "the uppermost mantle, is rigid and forms the plates. Beneath it lies the asthenosphere, a hotter "
+            "the uppermost mantle, is rigid and forms the plates. Beneath it lies the asthenosphere, a " "hotter "
             "layer of the mantle that is solid but weak enough to flow slowly over geological time. The "
             "plates are the lithosphere moving over the asthenosphere.",
         ],
@@ -53,7 +53,7 @@ CHAPTERS: list[tuple[str, list[str]]] = [
         [
             "At divergent boundaries plates move apart. In the oceans this happens along mid-ocean ridges "
             "such as the Mid-Atlantic Ridge, where hot mantle rock rises, partly melts as the pressure on it "
-            "falls, and erupts as basalt to form new oceanic crust. Iceland is a place where the Mid-Atlantic "
+            "falls, and erupts as basalt to form new oceanic crust. Iceland is a place where the " "Mid-Atlantic "
             "Ridge rises above sea level, so the process can be seen on land.",
             "When a divergent boundary forms inside a continent, it creates a rift valley. The East African "
             "Rift is an active example: if rifting continues, the eastern part of Africa may eventually "
@@ -86,7 +86,7 @@ CHAPTERS: list[tuple[str, list[str]]] = [
             "nor destroyed. Most transform faults are short offsets between segments of mid-ocean ridges, "
             "but some cross continents. The San Andreas Fault in California is a transform boundary between "
             "the Pacific plate and the North American plate. Friction locks the fault for years; stress "
-            "builds up and is released suddenly in earthquakes, such as the San Francisco earthquake of 1906.",
+            "builds up and is released suddenly in earthquakes, such as the San Francisco earthquake of " "1906.",
         ],
     ),
     (

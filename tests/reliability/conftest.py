@@ -29,7 +29,8 @@ def varied_document(index: int, sentences: int = 8) -> str:
         subject = SUBJECTS[(index + k) % len(SUBJECTS)]
         verb = VERBS[(index * 3 + k) % len(VERBS)]
         lines.append(
-            f"Record {index}-{k} notes that {subject} {verb} nearby valleys over roughly {10 + k * 7 + index % 50} "
+            f"Record {index}-{k} notes that {subject} {verb} nearby valleys over roughly "
+            f"{10 + k * 7 + index % 50} "
             f"centuries of patient observation."
         )
     return " ".join(lines)
@@ -112,7 +113,8 @@ def assert_each_ended_once(
 
 @pytest.fixture
 def password_redis(tmp_path: Any) -> Iterator[Callable[[str], str]]:
-    """Factory: ``password_redis(password)`` starts a redis-server with ``requirepass`` -> its URL with the password."""
+    """Factory: ``password_redis(password)`` starts a redis-server with ``requirepass`` -> its URL with the
+    password."""
     import subprocess
 
     from tests.fixtures.redis_server import free_port, redis_server_binary

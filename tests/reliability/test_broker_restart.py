@@ -1,4 +1,5 @@
-"""Redis (broker and job store, AOF with fsync always) stopped and started again mid-batch: no accepted job lost.
+"""Redis (broker and job store, AOF with fsync always) stopped and started again mid-batch: no accepted job
+lost.
 
 A producer thread keeps enqueueing while Redis goes away; an enqueue that raises is retried with
 the same idempotency key (that is the producer contract: a job counts as accepted once enqueue

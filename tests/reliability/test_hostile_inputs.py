@@ -112,8 +112,12 @@ def test_suture_validate_of_an_endless_input_is_one_line_and_exit_2(source: str)
     with open("/dev/zero", "rb") as endless:
         done = subprocess.run(
             [sys.executable, "-m", "suture", "validate", source],
-            cwd=ROOT, stdin=endless, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+            cwd=ROOT,
+            stdin=endless,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     # Then it exits 2 with one line naming the limit: no MemoryError, no traceback
     assert done.returncode == 2

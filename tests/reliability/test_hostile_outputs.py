@@ -125,8 +125,12 @@ def test_out_naming_a_file_is_one_line_before_any_stack_starts(tmp_path: Path) -
     # When `suture batch` runs
     done = subprocess.run(
         [sys.executable, "-m", "suture", "batch", "docs", "--out", "results"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
     # Then it exits 2 with one line, before starting anything (no "embedded local stack" line)
     assert done.returncode == 2

@@ -76,9 +76,16 @@ def test_a_working_directory_file_cannot_send_the_environments_key_elsewhere(
 
     # ...while the same file named with --config is the user's choice: it is used, and said so nowhere
     chosen = run_suture(
-        "--config", "suture.yaml", "generate", "lesson.txt", "--inline", "--questions", "3",
-        cwd=tmp_path, env=clean_env(OPENAI_API_KEY=key),
-    )  # fmt: skip
+        "--config",
+        "suture.yaml",
+        "generate",
+        "lesson.txt",
+        "--inline",
+        "--questions",
+        "3",
+        cwd=tmp_path,
+        env=clean_env(OPENAI_API_KEY=key),
+    )
     assert chosen.returncode == 0, chosen.stderr
     assert requests_seen(elsewhere, key) > 0
     assert "found in the working directory" not in chosen.stderr
@@ -163,9 +170,14 @@ def test_the_log_filter_masks_credentials_a_record_carries() -> None:
     from suture.workers.runtime.log_redaction import RedactingFilter
 
     record = logging.LogRecord(
-        "celery", logging.ERROR, __file__, 1, "cannot reach %s (key %s)",
-        ("redis://h:6379/0?password=hunter2&db=1", "sk-secret"), None,
-    )  # fmt: skip
+        "celery",
+        logging.ERROR,
+        __file__,
+        1,
+        "cannot reach %s (key %s)",
+        ("redis://h:6379/0?password=hunter2&db=1", "sk-secret"),
+        None,
+    )
 
     # When a record with a query password and the secret passes through it
     assert RedactingFilter(["sk-secret"]).filter(record)

@@ -1,4 +1,5 @@
-"""A model that misbehaves on 20% of requests (the simulator's ``chaos`` faults): every job still ends well-defined.
+"""A model that misbehaves on 20% of requests (the simulator's ``chaos`` faults): every job still ends
+well-defined.
 
 Faults: 429 with Retry-After, 500, replies slower than the client timeout, dropped connections,
 malformed JSON, truncation, empty replies and refusals, drawn per request by the seeded simulator.
@@ -40,7 +41,8 @@ ENV = {
 
 
 def chaos_at(share: float) -> Any:
-    """The chaos profile with its fault mix scaled to ``share`` of requests, and "slow" beyond the client timeout."""
+    """The chaos profile with its fault mix scaled to ``share`` of requests, and "slow" beyond the client
+    timeout."""
     chaos = get_profile("chaos")
     scale = share / chaos.faults.total()
     rates = {f.name: getattr(chaos.faults, f.name) * scale for f in dataclasses.fields(chaos.faults)}

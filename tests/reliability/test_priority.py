@@ -4,7 +4,8 @@ A real Redis, real Celery worker processes (each runs a dispatcher thread; one h
 the scripted model over HTTP (fixed latency; ``imbalanced`` questions per first reply, so exactly that
 many surgical slices follow). Order is read from what the model served and what the store holds when a
 job ends, never from timings: an interactive job enqueued behind a bulk backlog ends before most of it;
-its repairs go before the calls of bulk jobs already started; a started job's slices go before new jobs; bulk still gets its share under a steady interactive stream;
+its repairs go before the calls of bulk jobs already started; a started job's slices go before new jobs; bulk
+still gets its share under a steady interactive stream;
 two tenants share by weight; the dispatcher SIGKILLed mid-run loses nothing and runs nothing twice.
 """
 
@@ -190,9 +191,16 @@ def test_the_dispatcher_killed_mid_run_loses_nothing_and_runs_nothing_twice(
     deliveries = delivery_counter(str(stack.settings.redis_url))
     workers = [stack.start_worker(concurrency=4), stack.start_worker(concurrency=4)]
     handles = [
-        enqueue("quiz", DOC, questions=4, tenant=f"t{i % 2}", priority=("bulk", "interactive")[i % 3 == 0], settings=stack.settings)
+        enqueue(
+            "quiz",
+            DOC,
+            questions=4,
+            tenant=f"t{i % 2}",
+            priority=("bulk", "interactive")[i % 3 == 0],
+            settings=stack.settings,
+        )
         for i in range(80)
-    ]  # fmt: skip
+    ]
     client = redis.Redis.from_url(str(stack.settings.redis_url), decode_responses=True)
     # When the worker holding the dispatcher's lease is SIGKILLed mid-run
     wait_until(lambda: finished(handles) >= 10 or model.requests["full"] >= 10, 60, "the run started")

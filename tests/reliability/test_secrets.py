@@ -1,4 +1,5 @@
-"""A run with canary secrets (API key, Sentry DSN key, Redis password), then a search of every artifact for them.
+"""A run with canary secrets (API key, Sentry DSN key, Redis password), then a search of every artifact for
+them.
 
 The simulator requires the canary API key, Sentry points at a local envelope endpoint under a canary
 key, and Redis runs with ``requirepass`` set to a canary (every URL carries it). The chaos profile
@@ -92,7 +93,8 @@ def _decoded_bodies(text: str) -> list[str]:
 
 
 def flower_texts(flower: FlowerServer, job_id: str, log_path: Path) -> Iterator[tuple[str, str]]:
-    """Flower's task and worker API answers once it has seen ``job_id``'s task, then its log (after stopping it)."""
+    """Flower's task and worker API answers once it has seen ``job_id``'s task, then its log (after
+    stopping it)."""
     try:
         yield (
             "flower /api/tasks",

@@ -1,4 +1,5 @@
-"""Idempotency keys belong to one tenant and one request; no caller reaches another's job (issue 23, section 3).
+"""Idempotency keys belong to one tenant and one request; no caller reaches another's job (issue 23, section
+3).
 
 Through real processes: a real Redis, real worker processes on the perfect simulated model, a real
 webhook receiver on loopback and a real ``suture serve`` with two API keys. Tenants A and B enqueue
@@ -61,9 +62,15 @@ def test_two_tenants_with_one_key_get_two_jobs_each_its_own_request(
     job_a = enqueue("quiz", DOC_A, questions=3, idempotency_key=KEY, tenant="a", settings=settings)
     # When tenant B enqueues another document under the same key, with its own callback, policy and count
     job_b = enqueue(
-        "quiz", DOC_B, questions=2, policy="full-only", callback=webhook_receiver.url,
-        idempotency_key=KEY, tenant="b", settings=settings,
-    )  # fmt: skip
+        "quiz",
+        DOC_B,
+        questions=2,
+        policy="full-only",
+        callback=webhook_receiver.url,
+        idempotency_key=KEY,
+        tenant="b",
+        settings=settings,
+    )
     # Then B has a job of its own...
     assert job_b.id != job_a.id
     result_a, result_b = job_a.result(timeout_s=60), job_b.result(timeout_s=60)
@@ -80,9 +87,15 @@ def test_two_tenants_with_one_key_get_two_jobs_each_its_own_request(
     assert job_a.id not in webhook_receiver.received
     # And each tenant's retry with its own request finds its own job again
     again_b = enqueue(
-        "quiz", DOC_B, questions=2, policy="full-only", callback=webhook_receiver.url,
-        idempotency_key=KEY, tenant="b", settings=settings,
-    )  # fmt: skip
+        "quiz",
+        DOC_B,
+        questions=2,
+        policy="full-only",
+        callback=webhook_receiver.url,
+        idempotency_key=KEY,
+        tenant="b",
+        settings=settings,
+    )
     assert again_b.id == job_b.id
     assert (
         enqueue("quiz", DOC_A, questions=3, idempotency_key=KEY, tenant="a", settings=settings).id == job_a.id

@@ -148,7 +148,8 @@ def test_random_sigkills_leave_every_job_ended_exactly_once(
         cluster.start(role)
     started = time.monotonic()
 
-    # When workers are SIGKILLed at seeded moments, one kill holding the control queue down while slices finish
+    # When workers are SIGKILLed at seeded moments, one kill holding the control queue down while slices
+    # finish
     def merges_pile_up() -> None:
         # The control queue holds only merges and deliveries (the watchdog sweeps in a worker's thread,
         # not as a task): they come once slices run, behind the backlog of first attempts.

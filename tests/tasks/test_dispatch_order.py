@@ -1,4 +1,5 @@
-"""The dispatcher's order: interactive before bulk with a share kept for bulk; tenants by weighted round-robin."""
+"""The dispatcher's order: interactive before bulk with a share kept for bulk; tenants by weighted
+round-robin."""
 
 from __future__ import annotations
 
@@ -199,7 +200,8 @@ def test_the_fill_is_earned_by_jobs_that_end_and_never_saved_for_a_burst() -> No
     assert ramp.allowed(45) == 1
     ramp.spend()
     assert ramp.allowed(45) == 0
-    # When no bulk job waits for a while / Then the next batch starts afresh: the old batch's ends earn nothing
+    # When no bulk job waits for a while / Then the next batch starts afresh: the old batch's ends earn
+    # nothing
     ramp.stop()
     ramp.observe(0)
     assert ramp.allowed(135) == 0

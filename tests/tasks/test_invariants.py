@@ -1,4 +1,5 @@
-"""Slices the contract makes safe, through the real engine: invariants per target kind, stated and enforced."""
+"""Slices the contract makes safe, through the real engine: invariants per target kind, stated and
+enforced."""
 
 from __future__ import annotations
 

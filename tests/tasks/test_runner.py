@@ -29,9 +29,22 @@ RESULT_KEYS = {
     "simulated",
 }
 ATTEMPT_KEYS = {
-    "n", "step", "mode", "model", "reasoning_effort", "targets", "patch", "rolled_back", "failures",
-    "usage", "cost_usd", "latency_ms", "transport_retries", "example_tier", "outcome",
-}  # fmt: skip
+    "n",
+    "step",
+    "mode",
+    "model",
+    "reasoning_effort",
+    "targets",
+    "patch",
+    "rolled_back",
+    "failures",
+    "usage",
+    "cost_usd",
+    "latency_ms",
+    "transport_retries",
+    "example_tier",
+    "outcome",
+}
 
 
 @pytest.fixture

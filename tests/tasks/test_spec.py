@@ -16,9 +16,15 @@ def test_a_stored_spec_reads_back_as_the_same_spec_without_the_worker_fields() -
     # Given a spec with complete params, a policy, a callback and a batch
     params = resolve_params("quiz", {"questions": 4}, Settings(quiz=QuizRules(options_per_question=3)))
     spec = JobSpec(
-        job_id="j1", contract="quiz", params=params, source=DOCUMENT, policy="default",
-        callback="https://example.org/hook", batch="b1", options=EngineOptions(max_completion_tokens=7),
-    )  # fmt: skip
+        job_id="j1",
+        contract="quiz",
+        params=params,
+        source=DOCUMENT,
+        policy="default",
+        callback="https://example.org/hook",
+        batch="b1",
+        options=EngineOptions(max_completion_tokens=7),
+    )
 
     # When it is stored and read back
     stored = spec.stored()

@@ -1,6 +1,7 @@
 """What enqueue checks before anything is stored: contract, parameters, policy, input and size.
 
-``admit`` is pure (a policy is a configured name or a file's rules as data), so these run without Redis; the same refusals
+``admit`` is pure (a policy is a configured name or a file's rules as data), so these run without Redis; the
+same refusals
 through the producer, the CLI and a real Redis (nothing stored) are in test_job_spec_paths.py.
 """
 
@@ -185,7 +186,8 @@ def test_a_stray_replacement_character_in_a_long_text_is_tolerated() -> None:
 def test_a_document_larger_than_the_models_context_window_is_refused_with_both_numbers(
     settings: Settings,
 ) -> None:
-    # Given a 1.9 MB document (under max_input_bytes) and the packaged model table (gpt-5-nano: 400,000 tokens)
+    # Given a 1.9 MB document (under max_input_bytes) and the packaged model table (gpt-5-nano: 400,000
+    # tokens)
     huge = "Cells divide by mitosis; the spindle pulls the chromatids apart. " * 29_000
 
     # When it is admitted
@@ -231,7 +233,8 @@ def test_policy_rules_given_as_data_are_checked_like_a_files_and_stored_plain(se
     spec = admit("0" * 32, "quiz", DOCUMENT, settings, policy="mine", policy_rules=rules).spec
     assert (spec.policy, spec.policy_rules) == ("mine", rules)
     assert spec.stored()["policy_rules"] == rules
-    # What is no JSON data, or more than max_policy_file_bytes of it, is refused naming the field, not the value
+    # What is no JSON data, or more than max_policy_file_bytes of it, is refused naming the field, not the
+    # value
     secret = "sk-live-" + "x" * 40
     refused: list[dict[str, object]] = [
         {"steps": [{"mode": "full"}], "description": datetime.date(2020, 1, 1)},

@@ -87,8 +87,12 @@ def test_a_name_given_by_two_sources_is_one_error_naming_both(
 def test_a_broken_contract_is_listed_as_such_and_refused_in_one_line_while_others_work(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    points = {"glossary": "usercontracts:GlossaryContract", "missing": "nowhere_at_all:X",
-              "notone": "usercontracts:Glossary", "misnamed": "usercontracts:Term"}  # fmt: skip
+    points = {
+        "glossary": "usercontracts:GlossaryContract",
+        "missing": "nowhere_at_all:X",
+        "notone": "usercontracts:Glossary",
+        "misnamed": "usercontracts:Term",
+    }
     _package(tmp_path, monkeypatch, points)
     code, rows = _listing(capsys)
     broken = {row["name"]: row["problem"] for row in rows if not row["ok"]}
@@ -131,8 +135,17 @@ def test_a_contract_file_by_path_validates_and_a_malformed_one_is_one_line(
     assert main(["validate", "--contract", "bad.yaml", "out.json"]) == 2
     err = capsys.readouterr().err
     assert err == "suture: contract file bad.yaml: /rules/1/max: Field required\n"
-    (tmp_path / "strict.json").write_text(json.dumps({"name": "x", "title": "X", "instructions": "i",
-        "unit": "/a/*", "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}))  # fmt: skip
+    (tmp_path / "strict.json").write_text(
+        json.dumps(
+            {
+                "name": "x",
+                "title": "X",
+                "instructions": "i",
+                "unit": "/a/*",
+                "schema": {"type": "object", "properties": {"a": {"type": "string"}}},
+            }
+        )
+    )
     assert main(["validate", "--contract", "strict.json", "out.json"]) == 2
     assert (
         "strict.json: /schema: OpenAI strict mode would refuse it: strict mode needs additionalProperties"

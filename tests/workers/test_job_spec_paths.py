@@ -111,9 +111,17 @@ def test_one_rule_set_gives_one_shape_and_one_verdict_on_every_path(
     dataset.mkdir()
     shutil.copy(DOCUMENT, dataset)
     evaluated = suture(
-        "eval", str(dataset), "--policy", "default", "--questions", "3", "--out", str(tmp_path / "eval"),
-        env=RULES | SIMULATOR, cwd=tmp_path,
-    )  # fmt: skip
+        "eval",
+        str(dataset),
+        "--policy",
+        "default",
+        "--questions",
+        "3",
+        "--out",
+        str(tmp_path / "eval"),
+        env=RULES | SIMULATOR,
+        cwd=tmp_path,
+    )
     assert evaluated.returncode == 0, evaluated.stderr
     report = json.loads((tmp_path / "eval" / "eval.json").read_text())
 

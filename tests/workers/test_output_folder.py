@@ -1,4 +1,5 @@
-"""OutputFolder writes only regular files under its folder: links and hard links are refused, never followed."""
+"""OutputFolder writes only regular files under its folder: links and hard links are refused, never
+followed."""
 
 from __future__ import annotations
 

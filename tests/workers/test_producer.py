@@ -1,7 +1,8 @@
 """The producer API and the job CLI against a real Redis broker (no worker: messages stay queued).
 
 These stacks publish at enqueue (``dispatch.enabled: false``, one FIFO queue): the dispatcher's path,
-where a job waits in Redis until a worker's dispatcher sends it, is tested in tests/workers/runtime/test_feeder.py.
+where a job waits in Redis until a worker's dispatcher sends it, is tested in
+tests/workers/runtime/test_feeder.py.
 """
 
 from __future__ import annotations
@@ -128,9 +129,21 @@ def test_cli_enqueue_stores_the_teaching_flags_with_the_job(stack: CeleryStack, 
     source = tmp_path / "doc.txt"
     source.write_text(DOCUMENT * 2)
     enqueued = stack.cli(
-        "enqueue", str(source), "--questions", "2", "--kinds", "single,true_false", "--language", "fr",
-        "--difficulty", "medium", "--audience", "adult learners", "--options", "3",
-    )  # fmt: skip
+        "enqueue",
+        str(source),
+        "--questions",
+        "2",
+        "--kinds",
+        "single,true_false",
+        "--language",
+        "fr",
+        "--difficulty",
+        "medium",
+        "--audience",
+        "adult learners",
+        "--options",
+        "3",
+    )
     assert enqueued.returncode == 0, enqueued.stderr
     rules = get_job(enqueued.stdout.strip(), stack.settings).spec()["contract_params"]["rules"]
     assert rules["question_kinds"] == ["single", "true_false"] and rules["language"] == "fr"

@@ -35,8 +35,13 @@ Authenticate with `Authorization: Bearer <key>` (keys from `api.keys`). Errors a
 def create_app(settings: Settings) -> FastAPI:
     """The API for these settings (keys, limits, store and broker)."""
     app = FastAPI(
-        title="suture", version="1", description=DESCRIPTION, docs_url=None, redoc_url=None, lifespan=_settled,
-    )  # fmt: skip
+        title="suture",
+        version="1",
+        description=DESCRIPTION,
+        docs_url=None,
+        redoc_url=None,
+        lifespan=_settled,
+    )
     app.state.service = Service.from_settings(settings)
     install_handlers(app)
     app.include_router(jobs.router)

@@ -61,13 +61,16 @@ class ApiKeys:
         caller = self.identify(value.strip()) if scheme.lower() == "bearer" else None
         if caller is None:
             raise ProblemError(
-                401, "unauthorized", "send Authorization: Bearer <key> with a key from api.keys",
+                401,
+                "unauthorized",
+                "send Authorization: Bearer <key> with a key from api.keys",
                 headers={"WWW-Authenticate": 'Bearer realm="suture"'},
-            )  # fmt: skip
+            )
         return caller
 
     def viewer(self, request: Request) -> Caller:
-        """The caller of a review page: a bearer key, or basic auth whose password is a key; 401 asks for it."""
+        """The caller of a review page: a bearer key, or basic auth whose password is a key; 401 asks for
+        it."""
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
         caller = None
         if scheme.lower() == "bearer":
@@ -76,9 +79,11 @@ class ApiKeys:
             caller = self.identify(_basic_password(value.strip()))
         if caller is None:
             raise ProblemError(
-                401, "unauthorized", "log in with an API key as the password (any user name)",
+                401,
+                "unauthorized",
+                "log in with an API key as the password (any user name)",
                 headers={"WWW-Authenticate": 'Basic realm="suture review", charset="UTF-8"'},
-            )  # fmt: skip
+            )
         return caller
 
 

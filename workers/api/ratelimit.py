@@ -42,7 +42,9 @@ class RequestLimiter:
         if count > self._limit:
             retry_s = max(1, math.ceil((minute + 1) * 60 - now))
             raise ProblemError(
-                429, "rate-limited",
-                f"more than {self._limit} requests this minute (api.rate_limit_per_minute); retry in {retry_s} s",
+                429,
+                "rate-limited",
+                f"more than {self._limit} requests this minute (api.rate_limit_per_minute); retry in "
+                f"{retry_s} s",
                 headers={"Retry-After": str(retry_s)},
-            )  # fmt: skip
+            )

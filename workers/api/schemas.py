@@ -113,7 +113,8 @@ class ResumeRequest(BaseModel):
     targets: list[str] = Field(
         default_factory=list,
         max_length=MAX_QUESTIONS,
-        description="JSON Pointers of the parts to regenerate (as `suture resume --target`); none: the whole output",
+        description="JSON Pointers of the parts to regenerate (as `suture resume --target`); none: the whole "
+        "output",
     )
     callback: str | None = Field(
         None,

@@ -50,7 +50,8 @@ class QuizAsk:
         return questions_for(section_chars, self.questions, self.auto)
 
     def params(self, questions: int) -> dict[str, Any]:
-        """A section's complete contract parameters, with the latest questions of earlier sections to avoid."""
+        """A section's complete contract parameters, with the latest questions of earlier sections to
+        avoid."""
         given = {"questions": questions, **self.knobs, "avoid_questions": self.asked.avoid()}
         return resolve_params("quiz", given, self.settings)
 
@@ -92,11 +93,13 @@ class AskedSoFar:
                 (earlier, earlier_number, earlier_stem), similarity = match
                 found.append(
                     {
-                        "source": _where(source), "question": number, "stem": stem,
+                        "source": _where(source),
+                        "question": number,
+                        "stem": stem,
                         "repeats": _where(earlier) | {"question": earlier_number, "stem": earlier_stem},
                         "similarity": round(similarity, 3),
                     }
-                )  # fmt: skip
+                )
         for number, stem in enumerate(stems, start=1):
             if isinstance(stem, str) and words(stem):
                 self.kept.append((source, number, " ".join(stem.split()), words(stem)))

@@ -1,4 +1,5 @@
-"""A batch's own record in ``--out``: ``ledger.jsonl``, what each section cost and whether a person touched it.
+"""A batch's own record in ``--out``: ``ledger.jsonl``, what each section cost and whether a person touched
+it.
 
 The ledger decides what a rerun skips, whichever stack runs the batch (an embedded one whose Redis
 is gone, a ``suture up``, a cluster): one append-only JSONL line per event, written through
@@ -101,10 +102,15 @@ class LedgerState:
         if event in ("finished", "interrupted") or entry is None:
             before = entry.cost_usd if entry is not None else 0.0
             entry = Entry(
-                key=key, section_sha256=str(record.get("section_sha256")), job_id=str(record.get("job_id")),
-                status=str(record.get("status")), source=dict(record.get("source") or {}),
-                output_sha256=record.get("output_sha256"), cost_usd=before, partial=record.get("partial"),
-            )  # fmt: skip
+                key=key,
+                section_sha256=str(record.get("section_sha256")),
+                job_id=str(record.get("job_id")),
+                status=str(record.get("status")),
+                source=dict(record.get("source") or {}),
+                output_sha256=record.get("output_sha256"),
+                cost_usd=before,
+                partial=record.get("partial"),
+            )
             self.by_key[key] = entry
         entry.cost_usd += float(record.get("cost_usd") or 0.0)
         if event in TOUCHED:

@@ -1,4 +1,5 @@
-"""The cluster's per-model budget counters over one batch run: calls deferred for the budget, their wait, 429s.
+"""The cluster's per-model budget counters over one batch run: calls deferred for the budget, their wait,
+429s.
 
 Read from Redis (``Budget.stats``) when the run starts and whenever its report is written; the
 difference is this run's (on a shared cluster, other producers' calls in the same minutes count too).

@@ -77,7 +77,8 @@ class BatchOutputs:
         return trace, line
 
     def write_line(self, seq: int, line: dict[str, Any] | None) -> None:
-        """Write quizzes.jsonl line ``seq`` once every line before it is out (None: a section with no quiz)."""
+        """Write quizzes.jsonl line ``seq`` once every line before it is out (None: a section with no
+        quiz)."""
         self.waiting[seq] = line
         self._release()
 

@@ -60,14 +60,18 @@ def manifest_record(path: Path, number: int, line: str) -> tuple[str, dict[str, 
 
 
 def checked(result: dict[str, Any], contract_name: str = CONTRACT) -> dict[str, Any]:
-    """Never pass an output that breaks the contract's schema as delivered: demote it to failed with the reason."""
+    """Never pass an output that breaks the contract's schema as delivered: demote it to failed with the
+    reason."""
     if result.get("status") not in DELIVERED_STATUSES:
         return result
     contract = contract_class(contract_name)
     try:
         contract.output_model.model_validate(result.get("output"))
     except ValidationError as exc:
-        reason = f"delivered output is not a valid {contract.title.lower()} ({exc.error_count()} schema errors); not written"
+        reason = (
+            f"delivered output is not a valid {contract.title.lower()} ({exc.error_count()} schema "
+            "errors); not written"
+        )
         return result | {"status": "failed", "reason": reason, "output": None}
     return result
 
@@ -125,5 +129,6 @@ def batch_policy(settings: Settings, options: BatchOptions) -> Policy:
 
 def batch_id(options: BatchOptions) -> str:
     """Groups the jobs of one output folder (example tier 2 reuses accepted outputs within it)."""
-    raw = f"{options.out_dir.resolve()}|{options.questions}|{options.policy or ''}{_rules_tag(options.policy_rules)}"
+    policy = f"{options.policy or ''}{_rules_tag(options.policy_rules)}"
+    raw = f"{options.out_dir.resolve()}|{options.questions}|{policy}"
     return "batch-" + hashlib.sha256(raw.encode()).hexdigest()[:16]

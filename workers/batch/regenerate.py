@@ -73,23 +73,34 @@ class Regeneration:
         policy = spec_info.get("policy")
         text = _section_text(entry, settings)
         spec = JobSpec(
-            job_id=job_id, contract=str(spec_info.get("contract") or "quiz"), params=params, source=text,
-            policy=policy, feedback=list(_feedback(trace)), simulated=bool(trace.get("simulated")),
+            job_id=job_id,
+            contract=str(spec_info.get("contract") or "quiz"),
+            params=params,
+            source=text,
+            policy=policy,
+            feedback=list(_feedback(trace)),
+            simulated=bool(trace.get("simulated")),
             options=EngineOptions.from_settings(settings),
-        )  # fmt: skip
+        )
         attempts = _attempts(trace)
         quiz = line["quiz"]
         verdict = build_contract(spec.contract, params, None, source=text).validate(quiz)
         best = Standing(n=len(attempts), output=quiz, failures=list(verdict.failures))
         status = "delivered" if verdict.ok else "soft_delivered"
         state = JobState(
-            spec=spec, attempts=attempts, best=best, status=status, round=int(trace.get("round") or 0),
-            last_failures=list(verdict.failures), next_step=0,
-        )  # fmt: skip
+            spec=spec,
+            attempts=attempts,
+            best=best,
+            status=status,
+            round=int(trace.get("round") or 0),
+            last_failures=list(verdict.failures),
+            next_step=0,
+        )
         return cls(out_dir, entry, state, policy)
 
     def run(self, feedback: str, targets: list[str], caller: Caller, settings: Settings) -> dict[str, Any]:
-        """Regenerate ``targets`` with ``feedback`` (none: a new round of the whole chain); returns the new result."""
+        """Regenerate ``targets`` with ``feedback`` (none: a new round of the whole chain); returns the new
+        result."""
         try:
             state = resume(self.state, feedback, targets)
         except EngineError as exc:
@@ -161,7 +172,8 @@ class Regeneration:
 
 
 def replace_file(out_dir: Path, relative: str, text: str) -> None:
-    """Write ``relative`` whole through a temporary file renamed over it (never half-written, no link followed)."""
+    """Write ``relative`` whole through a temporary file renamed over it (never half-written, no link
+    followed)."""
     temporary = relative + ".tmp"
     OutputFolder(out_dir).write_text(temporary, text)
     os.replace(out_dir / temporary, out_dir / relative)

@@ -84,7 +84,10 @@ class _Review:
             _item(line, self.home, self._repaired(line))
             for line in read_quiz_lines(self.out_dir / QUIZZES).values()
         ]
-        intro = f"{self.out_dir}: every quiz of the batch, in document order. Open one to accept, edit or regenerate it."
+        intro = (
+            f"{self.out_dir}: every quiz of the batch, in document order. Open one to accept, edit or "
+            "regenerate it."
+        )
         html = render_index(
             "Review the batch", items, intro=intro, empty="No quiz yet.", simulated=_simulated(self.out_dir)
         )
@@ -132,9 +135,15 @@ class _Review:
         return self._back(job_id, "accepted")
 
     def edit(
-        self, given: str, job_id: str, index: int, question: Text, options: Text, correct: Annotated[int, Form()],
+        self,
+        given: str,
+        job_id: str,
+        index: int,
+        question: Text,
+        options: Text,
+        correct: Annotated[int, Form()],
         explanation: Annotated[str, Form(max_length=16000)] = "",
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         """Save a person's version of question ``index`` (checked against the contract)."""
         job_id = self._checked(given, job_id)
         change = QuestionEdit(question, options.splitlines(), correct - 1, explanation)
@@ -145,9 +154,12 @@ class _Review:
         return self._back(job_id, "edited")
 
     def regenerate(
-        self, given: str, job_id: str, comment: Annotated[str, Form(min_length=1, max_length=4000)],
+        self,
+        given: str,
+        job_id: str,
+        comment: Annotated[str, Form(min_length=1, max_length=4000)],
         target: Annotated[list[str] | None, Form()] = None,
-    ) -> Any:  # fmt: skip
+    ) -> Any:
         """Regenerate the checked questions with the comment (a targeted round)."""
         job_id = self._checked(given, job_id)
         if not target:
@@ -174,9 +186,14 @@ def _item(line: dict[str, Any], home: str, repaired: int) -> IndexItem:
     label = f"{source.get('file')} §{source.get('section')}: {title}"
     touched = ", ".join(k for k in ("accepted", "edited") if line.get(k))
     return IndexItem(
-        job_id=str(line.get("job_id")), label=label, href=f"{home}quiz/{line.get('job_id')}",
-        status=str(line.get("status")), failures=len(line.get("failures") or []), repaired=repaired, when=touched,
-    )  # fmt: skip
+        job_id=str(line.get("job_id")),
+        label=label,
+        href=f"{home}quiz/{line.get('job_id')}",
+        status=str(line.get("status")),
+        failures=len(line.get("failures") or []),
+        repaired=repaired,
+        when=touched,
+    )
 
 
 def _simulated(out_dir: Path) -> bool:

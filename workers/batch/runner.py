@@ -95,7 +95,8 @@ class BatchRun:
 
     def run(self, plan: BatchPlan | None = None, *, collect: bool = False) -> dict[str, Any]:
         """Run the batch to the end (or only enqueue, with ``wait=False``); returns report.json. Sections the
-        ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it re-raises."""
+        ledger calls done are kept; on Ctrl-C the jobs in flight are recorded, the report written, and it
+        re-raises."""
         if plan is None and not collect:
             plan = make_plan(
                 self.options.inputs,
@@ -140,7 +141,8 @@ class BatchRun:
                 self._gather(outputs, progress)
 
     def summary(self) -> dict[str, Any]:
-        """report.json as it stands: this run's results, the kept sections, this run's and the batch's cost."""
+        """report.json as it stands: this run's results, the kept sections, this run's and the batch's
+        cost."""
         extra = self.books.extra() if self.books is not None else {}
         self.report.deferred = self.limits.since()
         batch_usd = {"cost_usd": extra["batch_cost_usd"]} if extra else {}  # the report is the batch's
@@ -237,10 +239,18 @@ class BatchRun:
         meta = {"source": section.describe()}
         try:
             handle = enqueue(
-                o.contract, section.text, params=params, policy=o.policy, policy_rules=o.policy_rules,
-                idempotency_key=key, batch=batch_id(o), meta=meta, priority=o.priority,
-                settings=self.settings, batch_api=o.batch_api,
-            )  # fmt: skip
+                o.contract,
+                section.text,
+                params=params,
+                policy=o.policy,
+                policy_rules=o.policy_rules,
+                idempotency_key=key,
+                batch=batch_id(o),
+                meta=meta,
+                priority=o.priority,
+                settings=self.settings,
+                batch_api=o.batch_api,
+            )
         except ProducerError as exc:
             raise BatchError(f"cannot enqueue {section.label}: {exc}") from exc
         if self.books is not None:
@@ -285,9 +295,16 @@ class BatchRun:
             self._done(handle.id, seq, source, result, outputs, progress, stored=True)
 
     def _done(
-        self, job_id: str, seq: int, source: dict[str, Any], result: dict[str, Any], outputs: BatchOutputs,
-        progress: BatchProgress, *, stored: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        job_id: str,
+        seq: int,
+        source: dict[str, Any],
+        result: dict[str, Any],
+        outputs: BatchOutputs,
+        progress: BatchProgress,
+        *,
+        stored: bool = False,
+    ) -> None:
         trace, line = outputs.write_job(seq, source, result, asked=job_id)
         if self.books is not None:
             self.books.finished(job_id, source, result, line)

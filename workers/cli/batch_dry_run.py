@@ -63,7 +63,10 @@ def _estimate_line(total: BatchEstimate, estimator: Estimator, options: BatchOpt
     elif overhead is None:
         cost = f"${total.cost_usd:.4f} for first attempts only (the policy has no measured repair_overhead)"
     else:
-        cost = f"${total.cost_usd:.4f} (first attempts ${total.first_attempts_usd or 0:.4f} x repair overhead {overhead.cost:g})"
+        cost = (
+            f"${total.cost_usd:.4f} (first attempts ${total.first_attempts_usd or 0:.4f} x repair "
+            f"overhead {overhead.cost:g})"
+        )
     wall = total.wall_s(options.jobs_in_flight)
     time = (
         f"time unknown ({estimator.model} has no estimate.model_speeds entry)"

@@ -78,10 +78,12 @@ def refuse_symlink(name: str, args: argparse.Namespace) -> None:
 
 
 def read_bounded(name: str, limit: int, *, setting: str = "max_input_bytes") -> bytes:
-    """The bytes of file ``name`` (``-``: standard input), refusing more than ``limit`` before reading them all.
+    """The bytes of file ``name`` (``-``: standard input), refusing more than ``limit`` before reading them
+    all.
 
     A regular file is refused by its size before it is opened; a device, pipe or stdin is read up to
-    ``limit`` + 1 bytes, never more (``/dev/zero`` included). Every refusal is a UsageError naming the setting.
+    ``limit`` + 1 bytes, never more (``/dev/zero`` included). Every refusal is a UsageError naming the
+    setting.
     """
     too_large = f"{name}: more than {limit:,} bytes ({setting}); nothing past that was read"
     data = sys.stdin.buffer.read(limit + 1) if name == "-" else _read_file_bounded(Path(name), limit, setting)

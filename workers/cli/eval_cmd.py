@@ -233,7 +233,8 @@ def _dataset(folder: Path, settings: Settings, questions: int) -> Any:
 
 
 def _out_dir(path: Path) -> Path:
-    """The output folder, checked before the model endpoint starts (no link followed, one line if unusable)."""
+    """The output folder, checked before the model endpoint starts (no link followed, one line if
+    unusable)."""
     try:
         return check_out_dir(path, OUTPUT_NAMES)
     except OutputFolderError as exc:

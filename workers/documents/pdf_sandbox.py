@@ -1,4 +1,5 @@
-"""A PDF read in a child process under memory, CPU and time limits, so a PDF bomb costs seconds, not gigabytes.
+"""A PDF read in a child process under memory, CPU and time limits, so a PDF bomb costs seconds, not
+gigabytes.
 
 pypdf parses whatever a file says: a 72 KB page can inflate to a content stream that takes 20 s and
 a gigabyte to tokenise. So no PDF is parsed in the process that asked for it. ``open_pdf(path,
@@ -171,7 +172,10 @@ class SandboxedPdf:
 
     def _over(self, limit: str) -> str:
         if limit == "memory":
-            return f"{self._step} needs more than {self.limits.max_memory_mb} MB of memory (batch.reader.max_memory_mb)"
+            return (
+                f"{self._step} needs more than {self.limits.max_memory_mb} MB of memory "
+                "(batch.reader.max_memory_mb)"
+            )
         if self.cpu_s >= self.limits.cpu_s:
             return f"the file took more than {self.limits.cpu_s:g} s of CPU (batch.reader.cpu_s)"
         return f"{self._step} took more than {self.limits.page_cpu_s:g} s of CPU (batch.reader.page_cpu_s)"

@@ -59,7 +59,8 @@ def text_problem(text: str) -> tuple[str, str] | None:
     replaced = sample.count(REPLACEMENT)
     if replaced and replaced / len(sample) > MAX_REPLACEMENT_SHARE:
         return "undecodable", (
-            f"{replaced} replacement characters (U+FFFD) in {len(sample):,}: decoded with the wrong encoding; "
+            f"{replaced} replacement characters (U+FFFD) in {len(sample):,}: decoded with the wrong "
+            "encoding; "
             "pass the raw bytes, which suture decodes (UTF-8, UTF-16 with a byte-order mark, else cp1252)"
         )
     return None

@@ -11,8 +11,29 @@ from dataclasses import dataclass
 from suture.workers.exports.bank import Bank, Catalogue
 
 # Moodle accepts only these answer grades (percent); a share of 100 / n is written as the nearest one.
-MOODLE_GRADES = (100, 90, 83.33333, 80, 75, 70, 66.66667, 60, 50, 40, 33.33333, 30, 25, 20, 16.66667,
-                 14.28571, 12.5, 11.11111, 10, 5, 0)  # fmt: skip
+MOODLE_GRADES = (
+    100,
+    90,
+    83.33333,
+    80,
+    75,
+    70,
+    66.66667,
+    60,
+    50,
+    40,
+    33.33333,
+    30,
+    25,
+    20,
+    16.66667,
+    14.28571,
+    12.5,
+    11.11111,
+    10,
+    5,
+    0,
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +62,8 @@ def share_percent(correct: int) -> str:
 
 
 def zip_bytes(files: dict[str, bytes]) -> bytes:
-    """A zip of ``{path: content}``, in that order, with fixed timestamps (the same export, the same bytes)."""
+    """A zip of ``{path: content}``, in that order, with fixed timestamps (the same export, the same
+    bytes)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for path, content in files.items():

@@ -38,7 +38,10 @@ def render(catalogue: Catalogue) -> bytes:
 
 def _bank(bank: Bank) -> str:
     status = " (soft-delivered: to review)" if bank.status == "soft_delivered" else ""
-    head = f"<h2>{escape(bank.name)}</h2><p class=src>{escape(bank.document)}, {escape(bank.where())}{status}</p>"
+    head = (
+        f"<h2>{escape(bank.name)}</h2><p class=src>{escape(bank.document)}, "
+        f"{escape(bank.where())}{status}</p>"
+    )
     items = "".join(_question(bank, q.shuffled()) for q in bank.questions)  # print: seeded order
     return f"<section class=bank id={escape(bank.uid)}>{head}<ol class=questions>{items}</ol></section>"
 

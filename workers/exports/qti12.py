@@ -60,9 +60,14 @@ def _manifest(catalogue: Catalogue) -> bytes:
 
 def _meta(bank: Bank) -> ET.Element:
     quiz = ET.Element("quiz", identifier=bank.uid, xmlns=CANVAS_NS)
-    fields = {"title": bank.name, "description": paragraph(f"{bank.document}, {bank.where()}"),
-              "shuffle_answers": "true", "quiz_type": "practice_quiz", "points_possible": str(len(bank.questions)),
-              "available": "false"}  # fmt: skip
+    fields = {
+        "title": bank.name,
+        "description": paragraph(f"{bank.document}, {bank.where()}"),
+        "shuffle_answers": "true",
+        "quiz_type": "practice_quiz",
+        "points_possible": str(len(bank.questions)),
+        "available": "false",
+    }
     for tag, value in fields.items():
         ET.SubElement(quiz, tag).text = value
     return quiz

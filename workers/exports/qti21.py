@@ -89,9 +89,12 @@ def _item(bank: Bank, q: BankQuestion) -> ET.Element:
     _outcome(item, "FEEDBACK", "identifier", None)
     body = ET.SubElement(item, "itemBody")
     interaction = ET.SubElement(
-        body, "choiceInteraction", responseIdentifier="RESPONSE", shuffle="true",
+        body,
+        "choiceInteraction",
+        responseIdentifier="RESPONSE",
+        shuffle="true",
         maxChoices="0" if q.kind == "multiple" else "1",
-    )  # fmt: skip
+    )
     ET.SubElement(interaction, "prompt").text = q.stem
     for ident, option in zip(choices, q.options, strict=True):
         ET.SubElement(interaction, "simpleChoice", identifier=ident).text = option

@@ -57,7 +57,8 @@ class AcceptedOutputs:
         return True
 
     def recent(self, batch: str) -> list[AcceptedOutput]:
-        """The batch's accepted outputs, oldest first (the order ``suture.tasks.engine.next_action`` takes)."""
+        """The batch's accepted outputs, oldest first (the order ``suture.tasks.engine.next_action``
+        takes)."""
         if self._limit <= 0:
             return []
         raw = _run(lambda: self._r.lrange(self._key(batch), 0, self._limit - 1))

@@ -183,7 +183,8 @@ class BatchRounds:
         return self._collect(round_id, view)
 
     def _collect(self, round_id: str, view: BatchView) -> str:
-        """Store one reply per line of the ended batch (an error for a line without a result), send the steps."""
+        """Store one reply per line of the ended batch (an error for a line without a result), send the
+        steps."""
         lines = self.lines.lines(round_id)
         files = [self.service.content(f) for f in (view.output_file_id, view.error_file_id) if f]
         models = {line_id: str(entry["model"]) for line_id, entry in lines.items()}

@@ -126,7 +126,8 @@ class Delivery:
         return outcome
 
     def _state(self, record: JobRecord, give_up: str | None) -> JobState:
-        """The job's state; when giving up a job whose stored state cannot be read, a fresh one (no attempts)."""
+        """The job's state; when giving up a job whose stored state cannot be read, a fresh one (no
+        attempts)."""
         try:
             return self.planner.state(record)
         except Exception:
@@ -174,9 +175,16 @@ class Delivery:
     def _unreadable(self, record: JobRecord, exc: UnreadableSpec) -> StepOutcome:
         """Fail a job whose stored spec this worker cannot read (a newer ``spec_version``), once."""
         result = build_result(
-            job_id=record.job_id, status="failed", reason=str(exc), output=None, failures=[],
-            attempts=[], skipped=[], simulated=False, job_round=record.round,
-        )  # fmt: skip
+            job_id=record.job_id,
+            status="failed",
+            reason=str(exc),
+            output=None,
+            failures=[],
+            attempts=[],
+            skipped=[],
+            simulated=False,
+            job_round=record.round,
+        )
         self.store.deliver(record.job_id, result)
         return "failed"
 

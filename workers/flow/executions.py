@@ -83,7 +83,10 @@ class Executions:
         limit = self.max_redeliveries + 1
         if unfinished <= limit:
             return None
-        return f"task {execution.task_key} was started {unfinished} times without finishing (limit {limit}); giving up"
+        return (
+            f"task {execution.task_key} was started {unfinished} times without finishing (limit {limit}); "
+            "giving up"
+        )
 
     def _close(self, execution: Execution) -> None:
         try:

@@ -48,11 +48,15 @@ class Dispatcher(Protocol):
 
     def attempt(self, job_id: str, n: int, priority: PriorityClass, tenant: str | None) -> None: ...
 
-    def slices(self, job_id: str, n: int, pointers: list[str], priority: PriorityClass, tenant: str | None) -> None: ...  # fmt: skip
+    def slices(
+        self, job_id: str, n: int, pointers: list[str], priority: PriorityClass, tenant: str | None
+    ) -> None: ...
 
     def merge(self, job_id: str, n: int) -> None: ...
 
-    def deliver(self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None) -> None: ...  # fmt: skip
+    def deliver(
+        self, job_id: str, *, give_up: str | None = None, cause: GiveUpCause | None = None
+    ) -> None: ...
 
     def callback(self, job_id: str, tag: str) -> None:
         """Publish ``suture.callback`` for the job's callback ``tag`` (its round, or a review)."""
@@ -282,7 +286,9 @@ class Flow:
         elif isinstance(action, RunSurgical):
             if not action_stored:
                 self.store.put_action(job_id, action.n, action.model_dump(mode="json"))
-            self.dispatcher.slices(job_id, action.n, sorted(action.calls), record.job_spec.priority, record.tenant or "")  # fmt: skip
+            self.dispatcher.slices(
+                job_id, action.n, sorted(action.calls), record.job_spec.priority, record.tenant or ""
+            )
         else:
             # Deliver in this task rather than a separate suture.deliver: one task fewer per job;
             # suture.deliver remains for the watchdog and poison jobs (store.deliver is once-only).

@@ -22,7 +22,8 @@ from suture.workers.store.job_store import JobRecord, JobStore
 
 
 def count_if_late(store: JobStore, observer: Observer, job_id: str, n: int, state: JobState) -> None:
-    """Attempt ``n`` (the last of ``state``) could not be applied: if its job ended without it, count it late."""
+    """Attempt ``n`` (the last of ``state``) could not be applied: if its job ended without it, count it
+    late."""
     attempt = state.attempts[-1] if state.attempts and state.attempts[-1].n == n else None
     if attempt is None:
         return

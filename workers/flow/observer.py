@@ -53,7 +53,8 @@ class Observer(Protocol):
         ...
 
     def redone(self, record: JobRecord, kind: Redone, what: str) -> None:
-        """Work of the job runs again (``worker_lost`` mid-task, or ``stalled``: a watchdog nudge); once per job and kind."""
+        """Work of the job runs again (``worker_lost`` mid-task, or ``stalled``: a watchdog nudge); once
+        per job and kind."""
         ...
 
 

@@ -1,6 +1,7 @@
 """What comes next for a stored job: its engine state, its policy and batch examples, the next action.
 
-Both halves of the flow ask it: ``suture.workers.flow.job_flow`` to run a job's steps and ``suture.workers.flow.delivery`` to
+Both halves of the flow ask it: ``suture.workers.flow.job_flow`` to run a job's steps and
+``suture.workers.flow.delivery`` to
 finish it. A job enqueued with a ``batch`` gets example tier 2 on its retries: the fully valid
 outputs of earlier jobs of the batch (``suture.workers.flow.accepted``), read only when a retry is planned.
 """
@@ -47,7 +48,8 @@ class Planner:
         return engine.next_action(state, policy, accepted=accepted, secrets=self.settings.secrets())
 
     def surgical_action(self, record: JobRecord, n: int) -> RunSurgical | None:
-        """Surgical attempt ``n`` as stored (else as the engine would plan it now), or None if it is not next."""
+        """Surgical attempt ``n`` as stored (else as the engine would plan it now), or None if it is not
+        next."""
         stored = record.action(n)
         if stored is not None:
             return RunSurgical.model_validate(stored)

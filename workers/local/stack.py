@@ -6,7 +6,8 @@ which is terminated, waited for briefly, then killed (``child_process``). Redis 
 explicit URL if given, else a private server (``redis_server``); workers and Flower are Celery
 processes (``celery_processes``); the simulator, when no model is configured, runs in a thread of
 this process. Logs and Redis data live in a temporary work folder, removed by ``stop()``; the folders
-of stacks whose owner was SIGKILLed are removed by the next stack that starts. Errors: ``StackError(component, problem, log_tail)`` (``errors``), raised once what
+of stacks whose owner was SIGKILLed are removed by the next stack that starts. Errors: ``StackError(component,
+problem, log_tail)`` (``errors``), raised once what
 had started is stopped again.
 """
 
@@ -108,7 +109,8 @@ class LocalStack:
         self.workdir: Path | None = None
         self.started: Settings | None = None
         self.metrics_urls: list[str] = []  # one per worker: per-worker series, summed by Prometheus
-        # The first worker's metrics port, the next ones counting up (a fixed Prometheus config); None: free ones.
+        # The first worker's metrics port, the next ones counting up (a fixed Prometheus config); None: free
+        # ones.
         self.metrics_port = metrics_port if metrics_port is not None else settings.worker.metrics_port
 
     def __enter__(self) -> Settings:

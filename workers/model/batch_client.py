@@ -114,7 +114,8 @@ class BatchClient:
         )
 
     def content(self, file_id: str) -> bytes:
-        """A file's bytes (a batch's output or error file); an id that is not one (it goes in a URL) is refused."""
+        """A file's bytes (a batch's output or error file); an id that is not one (it goes in a URL) is
+        refused."""
         if not _FILE_ID.fullmatch(file_id):
             raise BatchApiError("download", f"not a file id: {file_id[:40]!r}")
         sdk = self._client()

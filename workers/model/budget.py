@@ -89,7 +89,8 @@ elseif op == 'block' then
   blocked = math.max(blocked, now + tonumber(ARGV[5]))
   tok = math.min(tpm, tok + tonumber(ARGV[6]))
 end
-redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked, 'queue', queue, 'iqueue', iqueue)
+redis.call('HSET', KEYS[1], 'req', req, 'tok', tok, 'at', now, 'until', blocked,
+           'queue', queue, 'iqueue', iqueue)
 redis.call('PEXPIRE', KEYS[1], 120000 + math.ceil(math.max(0, blocked - now, queue - now, iqueue - now)))
 return math.ceil(wait)
 """
@@ -128,7 +129,8 @@ class Reservation:
 
 
 class Budget:
-    """The cluster's per-model budgets (``limits``), kept in Redis under ``prefix``; slots within ``horizon_s``."""
+    """The cluster's per-model budgets (``limits``), kept in Redis under ``prefix``; slots within
+    ``horizon_s``."""
 
     def __init__(
         self,
@@ -175,7 +177,8 @@ class Budget:
             self._run(model, "block", math.ceil(max(0.0, wait_s) * 1000), refund_tokens)
 
     def record(self, model: str, counts: Mapping[str, float]) -> None:
-        """Add to the model's call counters (``STAT_FIELDS``), kept apart from the buckets and only for a limited model."""
+        """Add to the model's call counters (``STAT_FIELDS``), kept apart from the buckets and only for a
+        limited model."""
         if not self.limited(model) or not counts:
             return
         key = f"{self._prefix}:stats:{model}"
@@ -186,7 +189,8 @@ class Budget:
         pipe.execute()
 
     def stats(self) -> dict[str, dict[str, float]]:
-        """Each limited model's counters since they were last idle for ``STATS_TTL_S`` (``STAT_FIELDS``, 0 if none)."""
+        """Each limited model's counters since they were last idle for ``STATS_TTL_S`` (``STAT_FIELDS``, 0
+        if none)."""
         out: dict[str, dict[str, float]] = {}
         for model in sorted(self._limits):
             raw = self._redis.hgetall(f"{self._prefix}:stats:{model}")

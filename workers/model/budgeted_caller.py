@@ -48,7 +48,8 @@ class CallDeferred(ModelClientError):
 
 
 class BudgetedCaller:
-    """Calls ``client`` for each ``ModelCall`` within ``budget``; raises ``CallDeferred`` instead of waiting."""
+    """Calls ``client`` for each ``ModelCall`` within ``budget``; raises ``CallDeferred`` instead of
+    waiting."""
 
     def __init__(self, settings: Settings, budget: Budget, client: ModelClient) -> None:
         self._settings = settings

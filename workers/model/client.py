@@ -86,7 +86,8 @@ class ModelClient:
         on_headers: Callable[[Mapping[str, str]], None] | None = None,
         before_resend: Callable[[ModelCall, ModelReply], bool] | None = None,
     ) -> ModelReply:
-        """Make one model call, retrying transport failures within the call budget; never raises for a failed call.
+        """Make one model call, retrying transport failures within the call budget; never raises for a failed
+        call.
 
         The call asks for its expected reply's tokens (``wire.sized``); a reply cut off by that cap
         (``finish_reason`` length) is sent once more with the cap doubled, within the ceiling, and the
@@ -168,7 +169,8 @@ class ModelClient:
     def _create(
         self, call: ModelCall, remaining_s: float, on_headers: Callable[[Mapping[str, str]], None] | None
     ) -> Completion:
-        """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise ``TransportFailure``."""
+        """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise
+        ``TransportFailure``."""
         sdk = self._client()
         timeout_s = min(self._settings.client.timeout_s, remaining_s)
         if timeout_s <= 0:

@@ -1,1 +1,2 @@
-"""Reports for people: the batch report (JSON, HTML), live progress, and the policy comparison of ``suture eval``."""
+"""Reports for people: the batch report (JSON, HTML), live progress, and the policy comparison of ``suture
+eval``."""

@@ -94,7 +94,8 @@ def _provider(s: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{escape(model)}<td>{p['served_tokens']:,}<td>{p['metered_tokens']:,}"
         f"<td>{_ratio(p['served_per_metered'])}"
-        f"<td>{p['cap_retries']}<td>{p.get('deferred_for_budget', '-')}<td>{p.get('deferred_for_budget_s', '-')}"
+        f"<td>{p['cap_retries']}<td>{p.get('deferred_for_budget', '-')}"
+        f"<td>{p.get('deferred_for_budget_s', '-')}"
         f"<td>{p.get('rate_limited', '-')}</tr>"
         for model, p in per_model.items()
     )
@@ -130,7 +131,8 @@ def _codes(s: dict[str, Any]) -> str:
 
 def _tiers(s: dict[str, Any]) -> str:
     rows = "".join(
-        f"<tr><td>tier {escape(t)}</td><td>{v['used']}</td><td>{v['passed']}</td><td>{_pct(v['success_rate'])}</td></tr>"
+        "<tr><td>tier "
+        f"{escape(t)}</td><td>{v['used']}</td><td>{v['passed']}</td><td>{_pct(v['success_rate'])}</td></tr>"
         for t, v in s["example_tiers"].items()
     )
     head = "<tr><th>example</th><th>used</th><th>passed</th><th>success rate</th></tr>"
@@ -160,12 +162,16 @@ def _touched(s: dict[str, Any]) -> str:
 def _quizzes(s: dict[str, Any]) -> str:
     """Every quiz, readable on its own page (the review rendering, static): soft-delivered first."""
     rows = "".join(
-        f"<tr data-job='{escape(str(q['job_id']))}'><td><a href='{escape(q['href'])}'>{escape(q['title'])}</a></td>"
+        f"<tr data-job='{escape(str(q['job_id']))}'><td><a "
+        f"href='{escape(q['href'])}'>{escape(q['title'])}</a></td>"
         f"<td>{_source(q['source'])}</td><td>{escape(q['status'])}</td><td>{q['failures']}</td>"
         f"<td>{q['repaired']}</td></tr>"
         for q in s.get("quizzes", [])
     )
-    head = "<tr><th>quiz</th><th>source</th><th>status</th><th>failures left</th><th>questions repaired</th></tr>"
+    head = (
+        "<tr><th>quiz</th><th>source</th><th>status</th><th>failures left</th><th>questions "
+        "repaired</th></tr>"
+    )
     return f"<h2>Quizzes</h2><table id=quizzes>{head}{rows}</table>{_more(s, 'quizzes')}" if rows else ""
 
 

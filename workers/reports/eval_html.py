@@ -30,7 +30,8 @@ body{font:15px/1.45 system-ui,sans-serif;max-width:1000px;margin:2em auto;paddin
 h1{font-size:1.6em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ddd}
 .sim{background:#fff3cd;border:2px solid #e0a800;padding:.6em 1em;font-weight:600}
 table{border-collapse:collapse}td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:left}
-svg text{font:12px system-ui,sans-serif}.key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
+svg text{font:12px system-ui,sans-serif}
+.key span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 """
 
 
@@ -160,7 +161,10 @@ def render_html(report: dict[str, Any]) -> str:
 
 
 def _overhead_table(policies: dict[str, Any]) -> str:
-    head = "<tr><th>policy</th><th>valid quizzes</th><th>overhead (median/p90/max)</th><th>wall-time ratio</th></tr>"
+    head = (
+        "<tr><th>policy</th><th>valid quizzes</th><th>overhead (median/p90/max)</th><th>wall-time "
+        "ratio</th></tr>"
+    )
     rows = []
     for name, p in policies.items():
         o = p.get("repair_overhead") or {}

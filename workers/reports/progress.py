@@ -1,6 +1,7 @@
 """Batch progress for a person: a rich live panel on a terminal, plain lines when piped or logged.
 
-``BatchProgress.record(result)`` counts one finished job by its outcome (see ``suture.workers.reports.batch_report.outcome``);
+``BatchProgress.record(result)`` counts one finished job by its outcome (see
+``suture.workers.reports.batch_report.outcome``);
 the display shows done/total, first try, repaired surgically, escalated, soft-delivered, failed,
 tokens, cost so far and an ETA from the mean pace so far.
 """

@@ -35,7 +35,8 @@ class ProviderTokens:
             counts["cap_retries"] += int(attempt.get("cap_retries") or 0)
 
     def summary(self, deferred: Mapping[str, Mapping[str, float]] | None = None) -> dict[str, dict[str, Any]]:
-        """Per model: served, metered, served ÷ metered, cap retries, and (given) calls deferred for the budget."""
+        """Per model: served, metered, served ÷ metered, cap retries, and (given) calls deferred for the
+        budget."""
         out: dict[str, dict[str, Any]] = {}
         for model in sorted(set(self.by_model) | set(deferred or {})):
             counts = self.by_model.get(model, Counter())

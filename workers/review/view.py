@@ -172,10 +172,13 @@ def _change(attempt: dict[str, Any], index: int, previous: list[dict[str, Any]])
             if question_index(str(piece.get("pointer"))) == index:
                 pointer = str(piece.get("pointer"))
                 return Change(
-                    **common, status=str(piece.get("status")), detail=piece.get("detail"),
-                    before=_version(pointer, piece.get("sent")), after=_version(pointer, piece.get("received")),
+                    **common,
+                    status=str(piece.get("status")),
+                    detail=piece.get("detail"),
+                    before=_version(pointer, piece.get("sent")),
+                    after=_version(pointer, piece.get("received")),
                     why=why,
-                )  # fmt: skip
+                )
         return None
     fields = _patched_fields(attempt.get("patch") or [], index)
     if common["n"] == 1 or fields:
@@ -195,7 +198,8 @@ def _patched_fields(patch: list[dict[str, Any]], index: int) -> list[str]:
 
 
 def _version(pointer: str, value: Any) -> dict[str, Any] | None:
-    """A slice as the part of a question it is: the question itself, or ``{field: value}`` (an option list)."""
+    """A slice as the part of a question it is: the question itself, or ``{field: value}`` (an option
+    list)."""
     if isinstance(value, dict) and set(value) == {"value"}:
         value = value["value"]
     tokens = pointer.strip("/").split("/")

@@ -1,1 +1,2 @@
-"""The Celery runtime: the app and its queues, the thin task adapters, events, watchdog clock, Sentry, kombu fixes."""
+"""The Celery runtime: the app and its queues, the thin task adapters, events, watchdog clock, Sentry,
+kombu fixes."""

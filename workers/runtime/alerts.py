@@ -124,7 +124,8 @@ def attempt_summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def remaining_failures(result: dict[str, Any], sensitive: Sequence[str]) -> dict[str, Any]:
-    """The first failures as ``{pointer, code, message}`` (messages scrubbed of the job's text) and the count."""
+    """The first failures as ``{pointer, code, message}`` (messages scrubbed of the job's text) and the
+    count."""
     failures = [f for f in result.get("failures") or [] if isinstance(f, dict)]
     shown = [
         {
@@ -139,12 +140,17 @@ def remaining_failures(result: dict[str, Any], sensitive: Sequence[str]) -> dict
 
 # What to fix for a failed job, by cause: resume applies to soft-delivered jobs only, never to these.
 FAILED_HINTS = {
-    "auth": "the provider refused the API key: check OPENAI_API_KEY (openai_api_key) on the workers, then enqueue again",
-    "bad_request": "the provider refused the request: check the model names in the policy and the client settings",
-    "deadline": "the job ran past worker.job_deadline_s: add model workers for the backlog, or raise the setting",
+    "auth": "the provider refused the API key: check OPENAI_API_KEY (openai_api_key) on the workers, then "
+    "enqueue again",
+    "bad_request": "the provider refused the request: check the model names in the policy and the client "
+    "settings",
+    "deadline": "the job ran past worker.job_deadline_s: add model workers for the backlog, or raise the "
+    "setting",
     "budget": "the next step would exceed the policy's budget_usd: raise it, or start with a cheaper model",
-    "provider_unavailable": "the provider answered 429/5xx: set its limits (limits:), wait, then enqueue again",
-    "invalid_output": "the model never produced parseable output: raise client.max_completion_tokens, or change model",
+    "provider_unavailable": "the provider answered 429/5xx: set its limits (limits:), wait, then enqueue "
+    "again",
+    "invalid_output": "the model never produced parseable output: raise client.max_completion_tokens, or "
+    "change model",
     "worker_lost": "workers died on the job: check their memory and worker.time_limit_s, then enqueue again",
 }
 

@@ -2,10 +2,12 @@
 
 Model calls (``suture.attempt``, ``suture.surgical_slice``) go to ``suture.model``, or for a bulk job
 to ``suture.model.bulk`` (``.ahead`` for a tenant running less than its share; ``queue_for``: a worker
-takes interactive calls first, with ``dispatch.bulk_share`` of its turns kept for bulk, ``queue_order``), bookkeeping
+takes interactive calls first, with ``dispatch.bulk_share`` of its turns kept for bulk, ``queue_order``),
+bookkeeping
 (``suture.merge``, ``suture.deliver``, ``suture.watchdog``) to ``suture.control`` and callbacks
 (``suture.callback``, handed to the worker's courier) to ``suture.callbacks``, so each can be
-scaled apart and a slow receiver never queues ahead of a merge. ``configure(settings)`` points the app at the broker and checks
+scaled apart and a slow receiver never queues ahead of a merge. ``configure(settings)`` points the app at the
+broker and checks
 that client timeout < soft limit < hard limit < visibility timeout, so a running task is never
 redelivered and a hung model call is cut by the client before Celery kills the task. Errors::
 
@@ -123,12 +125,14 @@ def check_time_limits(settings: Settings) -> None:
     if not settings.worker.redis_timeout_s < settings.worker.soft_time_limit_s:
         raise CeleryConfigError(
             f"worker.redis_timeout_s={settings.worker.redis_timeout_s:g} must be below "
-            f"worker.soft_time_limit_s={settings.worker.soft_time_limit_s:g} (a stuck store call ends a task first)"
+            f"worker.soft_time_limit_s={settings.worker.soft_time_limit_s:g} (a stuck store call ends a task "
+            "first)"
         )
     if not settings.worker.time_limit_s < settings.worker.stall_s:
         # A stall nudge must never re-send a step whose task may legitimately still be running.
         raise CeleryConfigError(
-            f"worker.stall_s={settings.worker.stall_s:g} must exceed worker.time_limit_s={settings.worker.time_limit_s:g}"
+            f"worker.stall_s={settings.worker.stall_s:g} must exceed "
+            f"worker.time_limit_s={settings.worker.time_limit_s:g}"
         )
 
 

@@ -18,7 +18,8 @@ log = logging.getLogger(__name__)
 
 
 class ClusterGauges:
-    """A custom collector for ``suture_queue_messages{queue}``, ``suture_jobs_unfinished`` and past-deadline jobs."""
+    """A custom collector for ``suture_queue_messages{queue}``, ``suture_jobs_unfinished`` and
+    past-deadline jobs."""
 
     NAMES = (
         "suture_queue_messages",
@@ -68,7 +69,8 @@ class ClusterGauges:
         yield from self._backlog()
 
     def _backlog(self) -> Iterator[Any]:
-        """How old the oldest waiting job of each class is (0: none waits), and how many workers beat lately."""
+        """How old the oldest waiting job of each class is (0: none waits), and how many workers beat
+        lately."""
         from prometheus_client.core import GaugeMetricFamily
 
         from suture.workers.store.job_store import get_store

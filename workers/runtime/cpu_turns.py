@@ -4,7 +4,8 @@ A worker's tasks are threads of one process, sharing one interpreter lock. When 
 validate, store and publish at once, an interactive task among them gets a hundredth of the CPU, and its
 steps between model calls take ten times as long (measured: a 0.15 s repair round took over a second
 behind 3,000 bulk jobs on the simulator). So a bulk task runs its own work holding one of
-``worker.bulk_cpu_turns`` turns (set at worker start, ``use_turns``) and gives its turn back for the model call, which is I/O and needs none:
+``worker.bulk_cpu_turns`` turns (set at worker start, ``use_turns``) and gives its turn back for the model
+call, which is I/O and needs none:
 any number of bulk calls still wait on the model at once, while at most that many bulk tasks compete
 for the CPU with interactive ones, which never wait for a turn. The CPU is no less used: a handful of
 threads keeps one interpreter lock busy.

@@ -1,4 +1,5 @@
-"""The dispatcher: feeds waiting new jobs to the model queue, interactive first, tenants by weight, exactly once.
+"""The dispatcher: feeds waiting new jobs to the model queue, interactive first, tenants by weight, exactly
+once.
 
 A thread in every worker that consumes ``suture.control`` (started with the watchdog's clock, ``lifecycle``;
 not in a model-only worker, whose call threads would slow its passes); the one holding the Redis
@@ -234,7 +235,8 @@ class Feeder:
 
 
 def start_feeder(settings: Settings) -> Feeder | None:
-    """Start this worker's dispatcher thread (None with ``dispatch.enabled`` off: enqueue publishes itself)."""
+    """Start this worker's dispatcher thread (None with ``dispatch.enabled`` off: enqueue publishes
+    itself)."""
     if not settings.dispatch.enabled:
         return None
     import redis

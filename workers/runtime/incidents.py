@@ -39,7 +39,8 @@ def report_internal(
 
 
 def report_redone(facts: JobFacts, kind: str, what: str) -> str | None:
-    """Send one warning that a job's work runs again (``kind``: worker_lost or stalled; ``what``: which task)."""
+    """Send one warning that a job's work runs again (``kind``: worker_lost or stalled; ``what``: which
+    task)."""
     return sentry_sdk.capture_message(
         REDONE_TITLES[kind].format(title=facts.title),
         level="warning",

@@ -14,7 +14,8 @@ failed, the message stays in Redis's unacked set and is redelivered after the vi
 
 2. A client per command. ``Channel.conn_or_acquire`` builds a new ``redis.Redis`` for every
 publish, ack and event: 0.1-0.2 ms of CPU each (redis-py copies its table of response
-callbacks per client), 8-9 % of a busy worker's CPU in ``bench/bench_celery.py``'s profile. A ``redis.Redis`` over a connection pool is
+callbacks per client), 8-9 % of a busy worker's CPU in ``bench/bench_celery.py``'s profile. A ``redis.Redis``
+over a connection pool is
 thread-safe and holds no connection of its own, so the channel keeps one per pool and reuses it;
 a new pool (after a reconnect) gets a new client, and the commands and connections are unchanged.
 

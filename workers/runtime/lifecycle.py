@@ -85,7 +85,8 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
 
 
 def _init_worker(sender: Any, current: Settings) -> None:
-    """Set up a worker process before it takes a task: pools, broker, slots kept for interactive calls, Sentry."""
+    """Set up a worker process before it takes a task: pools, broker, slots kept for interactive calls,
+    Sentry."""
     from suture.tasks.dispatch_order import bulk_slot_limit
     from suture.workers.runtime import metrics
     from suture.workers.runtime.app import configure

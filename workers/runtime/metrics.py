@@ -14,7 +14,8 @@ shows the same cluster-wide value (aggregate them with ``max``). ``render()`` gi
 A model call that must wait for its budget (``limits``) or after a 429 is deferred, not slept on
 (``suture.workers.runtime.deferral``): ``suture_model_calls_deferred_total`` counts those and
 ``suture_model_deferred_seconds_total`` the waits. ``prime`` creates every series whose labels are
-known at start at 0 (``known_labels``). ``prometheus_client`` is imported only when a metric is first used, so a
+known at start at 0 (``known_labels``). ``prometheus_client`` is imported only when a metric is first used, so
+a
 prefork worker can choose multiprocess mode before any metric exists.
 """
 

@@ -35,7 +35,8 @@ def monitor_config(interval_s: float) -> dict[str, Any]:
 
 
 def checked_in(sweep: Callable[[], T], *, interval_s: float) -> T:
-    """Run ``sweep`` between an ``in_progress`` and an ``ok``/``error`` check-in (just run it without Sentry)."""
+    """Run ``sweep`` between an ``in_progress`` and an ``ok``/``error`` check-in (just run it without
+    Sentry)."""
     if not enabled():
         return sweep()
     config: Any = monitor_config(interval_s)

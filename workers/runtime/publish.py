@@ -2,7 +2,8 @@
 
 The producer (``enqueue``, ``resume``, ``cancel``) and the workers (each job's next step) both call
 ``publish``; the producer through ``publish_or_refuse``, which bounds the retries and turns a broker
-failure into ``BrokerUnavailable`` (never showing the URL's password). Importing it loads Celery's app (``suture.workers.runtime.app``) and nothing of the
+failure into ``BrokerUnavailable`` (never showing the URL's password). Importing it loads Celery's app
+(``suture.workers.runtime.app``) and nothing of the
 worker side: no task module, no model client, and kombu stays unpatched.
 """
 

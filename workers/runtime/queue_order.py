@@ -2,7 +2,8 @@
 
 Model calls wait in three queues, read in this order: ``suture.model`` (interactive jobs, and jobs
 stored before classes), ``suture.model.bulk.ahead`` (bulk jobs of a tenant running less than its
-share, ``lanes``) and ``suture.model.bulk`` (every other bulk job). kombu's Redis transport asks one BRPOP for all of a
+share, ``lanes``) and ``suture.model.bulk`` (every other bulk job). kombu's Redis transport asks one BRPOP for
+all of a
 worker's queues, and Redis answers from the first listed key that holds a message; which key comes
 first is a cycle object's choice (``queue_order_strategy``, a transport option set by
 ``app.configure``). ``ClassFirstCycle`` keeps kombu's round robin over the queues, so control and

@@ -112,7 +112,8 @@ def make_scrubber(
 
 
 def scrub_text(text: str, sensitive: Sequence[str]) -> str:
-    """``text`` without pydantic input values and without any run of ``CONTENT_WINDOW``+ characters of ``sensitive``."""
+    """``text`` without pydantic input values and without any run of ``CONTENT_WINDOW``+ characters of
+    ``sensitive``."""
     text = INPUT_VALUE.sub("input_value=" + FILTERED, text[:MAX_SCRUBBED_CHARS])
     haystacks = [s for s in sensitive if s]
     if not haystacks:

@@ -2,7 +2,8 @@
 
 Messages ready in each of suture's queues (from the broker) and the jobs not yet finished, with
 how many are past their deadline, and the new jobs waiting for the dispatcher per class (from the job store);
-per limited model, tokens served and metered and the calls deferred for the budget (``models``). The store unreachable raises its
+per limited model, tokens served and metered and the calls deferred for the budget (``models``). The store
+unreachable raises its
 ``StoreUnavailable``; the broker unreachable gives ``queues: None`` and the error's type (never its
 URL, which may hold a password).
 """
@@ -34,7 +35,8 @@ def service_stats(settings: Settings) -> dict[str, Any]:
 
 
 def model_stats(settings: Settings, client: Any) -> dict[str, dict[str, Any]]:
-    """Per limited model (``limits``): calls, served and metered tokens and their ratio, calls deferred for the
+    """Per limited model (``limits``): calls, served and metered tokens and their ratio, calls deferred for
+    the
     budget and their total wait, 429s; counted since the model was last idle for a day."""
     from suture.workers.model.budget import Budget
 

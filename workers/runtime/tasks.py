@@ -3,7 +3,8 @@
 Messages carry only ids (job id, attempt number, pointer), never documents or outputs, and set
 ``argsrepr``/``kwargsrepr`` explicitly so Flower and Sentry show exactly that. A task that ends
 its job returns how it ended (``delivered``, ``soft_delivered``, ``refused``, ``cancelled``), so
-Flower's ``result:soft_delivered`` search finds it, or, for a failed job, raises ``JobFailed('failed:<cause> ...')``
+Flower's ``result:soft_delivered`` search finds it, or, for a failed job, raises ``JobFailed('failed:<cause>
+...')``
 after the result was stored, so Flower's Failed tab lists it. Errors: a Redis or broker
 outage (``StoreUnavailable``, a failed publish) re-runs the step in-process with backoff (steps are
 idempotent), then requeues the same message; any other unexpected error is reported once to Sentry
@@ -14,7 +15,8 @@ instead of leaving it to hang until the watchdog, and ends the task ``FAILURE`` 
 
 Each execution gets one token, kept across its in-process re-runs, so the poison cap counts it once
 (``suture.workers.flow.executions``). A step whose model call must wait for its budget (or got a
-429) is re-queued with a countdown and ends ``deferred`` (``suture.workers.runtime.deferral``). Worker start-up (Sentry, metrics, the watchdog's clock) is in
+429) is re-queued with a countdown and ends ``deferred`` (``suture.workers.runtime.deferral``). Worker
+start-up (Sentry, metrics, the watchdog's clock) is in
 ``suture.workers.runtime.lifecycle``.
 """
 
@@ -221,7 +223,8 @@ def _job_text(job_id: str) -> list[str]:
 
 
 def _through_outages(step: Callable[[], Any], *, budget_s: float) -> Any:
-    """Run ``step``, re-running it with backoff while Redis or the broker is unreachable, for up to ``budget_s``."""
+    """Run ``step``, re-running it with backoff while Redis or the broker is unreachable, for up to
+    ``budget_s``."""
     deadline = time.monotonic() + budget_s
     delay_s = STORE_RETRY_FIRST_S
     while True:

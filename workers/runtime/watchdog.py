@@ -24,7 +24,8 @@ LOCK_KEY = "suture:watchdog:lock"
 
 
 class WatchdogClock:
-    """Calls ``fire()`` every ``interval_s`` seconds on whichever worker wins the Redis lock (None: beats only)."""
+    """Calls ``fire()`` every ``interval_s`` seconds on whichever worker wins the Redis lock (None: beats
+    only)."""
 
     def __init__(
         self,

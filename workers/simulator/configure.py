@@ -1,4 +1,5 @@
-"""The simulator the settings describe: profile, faults, seed, prompt cache, limits, batches, files; CLI on top.
+"""The simulator the settings describe: profile, faults, seed, prompt cache, limits, batches, files; CLI on
+top.
 
 Each model's context window is the model table's ``context_tokens`` where set, else the profile's.
 Every place that starts a simulator from settings (``suture simulator``, ``generate``, ``eval``,

@@ -119,9 +119,13 @@ def write_output(
 
 
 def write_generic_slice(
-    schema: dict[str, Any], prompt: Prompt, traits: ModelTraits, profile: Profile, rng: random.Random,
+    schema: dict[str, Any],
+    prompt: Prompt,
+    traits: ModelTraits,
+    profile: Profile,
+    rng: random.Random,
     effort: str | None,
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """``{"value": ...}`` for a slice request: a fresh value keeping the listed invariants, faulty at the
     model's slice miss rate (one fault, at the slice's own level)."""
     value_schema = schema.get("properties", {}).get("value", {})
@@ -198,9 +202,14 @@ def _lists(value: Any, schema: dict[str, Any]) -> list[tuple[list[Any], dict[str
 
 
 def _spoil_object(
-    item: dict[str, Any], siblings: list[Any], schema: dict[str, Any], rates: Any, scale: float,
-    rng: random.Random, writer: _Writer,
-) -> dict[str, Any]:  # fmt: skip
+    item: dict[str, Any],
+    siblings: list[Any],
+    schema: dict[str, Any],
+    rates: Any,
+    scale: float,
+    rng: random.Random,
+    writer: _Writer,
+) -> dict[str, Any]:
     texts = [k for k, v in item.items() if isinstance(v, str)]
     quotes = [
         k for k in texts if is_quote(k, str(schema.get("properties", {}).get(k, {}).get("description", "")))

@@ -126,7 +126,8 @@ class _ModelBuckets:
         self.tokens = Bucket(limit.tpm, now_s) if limit.tpm else None
 
     def short_of(self, cost: int) -> str | None:
-        """Which limit refuses a request of ``cost`` tokens now: "too_large", "requests", "tokens", or None."""
+        """Which limit refuses a request of ``cost`` tokens now: "too_large", "requests", "tokens", or
+        None."""
         if self.tokens is not None and cost > self.tokens.capacity:
             return "too_large"
         if self.requests is not None and self.requests.level < 1:

@@ -21,28 +21,56 @@ from suture.workers.simulator.document import Document, Sentence
 
 # Per language: (single stem, multiple stem, true/false stem, explanation, title), "{}" = the sentence.
 WORDING: dict[str, tuple[str, str, str, str, str]] = {
-    "en": ('Which term completes this statement from the document: "{}"?',
-           'Which terms complete this statement from the document (select all that apply): "{}"?',
-           'True or false: "{}"?', 'The document says: "{}"', "Quiz: {}"),
-    "fr": ("Quel terme complète cet énoncé du document : « {} » ?",
-           "Quels termes complètent cet énoncé du document (plusieurs réponses) : « {} » ?",
-           "Vrai ou faux : « {} » ?", "Le document dit : « {} »", "Quiz : {}"),
-    "de": ("Welcher Begriff ergänzt diese Aussage des Dokuments: „{}“?",
-           "Welche Begriffe ergänzen diese Aussage des Dokuments (mehrere Antworten): „{}“?",
-           "Wahr oder falsch: „{}“?", "Das Dokument sagt: „{}“", "Quiz: {}"),
-    "es": ("¿Qué término completa esta afirmación del documento: «{}»?",
-           "¿Qué términos completan esta afirmación del documento (varias respuestas): «{}»?",
-           "¿Verdadero o falso: «{}»?", "El documento dice: «{}»", "Cuestionario: {}"),
-    "it": ("Quale termine completa questa affermazione del documento: «{}»?",
-           "Quali termini completano questa affermazione del documento (più risposte): «{}»?",
-           "Vero o falso: «{}»?", "Il documento dice: «{}»", "Quiz: {}"),
-    "pt": ("Que termo completa esta afirmação do documento: «{}»?",
-           "Que termos completam esta afirmação do documento (várias respostas): «{}»?",
-           "Verdadeiro ou falso: «{}»?", "O documento diz: «{}»", "Questionário: {}"),
-    "nl": ('Welk begrip maakt deze uitspraak uit het document af: "{}"?',
-           'Welke begrippen maken deze uitspraak uit het document af (meerdere antwoorden): "{}"?',
-           'Waar of onwaar: "{}"?', 'Het document zegt: "{}"', "Quiz: {}"),
-}  # fmt: skip
+    "en": (
+        'Which term completes this statement from the document: "{}"?',
+        'Which terms complete this statement from the document (select all that apply): "{}"?',
+        'True or false: "{}"?',
+        'The document says: "{}"',
+        "Quiz: {}",
+    ),
+    "fr": (
+        "Quel terme complète cet énoncé du document : « {} » ?",
+        "Quels termes complètent cet énoncé du document (plusieurs réponses) : « {} » ?",
+        "Vrai ou faux : « {} » ?",
+        "Le document dit : « {} »",
+        "Quiz : {}",
+    ),
+    "de": (
+        "Welcher Begriff ergänzt diese Aussage des Dokuments: „{}“?",
+        "Welche Begriffe ergänzen diese Aussage des Dokuments (mehrere Antworten): „{}“?",
+        "Wahr oder falsch: „{}“?",
+        "Das Dokument sagt: „{}“",
+        "Quiz: {}",
+    ),
+    "es": (
+        "¿Qué término completa esta afirmación del documento: «{}»?",
+        "¿Qué términos completan esta afirmación del documento (varias respuestas): «{}»?",
+        "¿Verdadero o falso: «{}»?",
+        "El documento dice: «{}»",
+        "Cuestionario: {}",
+    ),
+    "it": (
+        "Quale termine completa questa affermazione del documento: «{}»?",
+        "Quali termini completano questa affermazione del documento (più risposte): «{}»?",
+        "Vero o falso: «{}»?",
+        "Il documento dice: «{}»",
+        "Quiz: {}",
+    ),
+    "pt": (
+        "Que termo completa esta afirmação do documento: «{}»?",
+        "Que termos completam esta afirmação do documento (várias respostas): «{}»?",
+        "Verdadeiro ou falso: «{}»?",
+        "O documento diz: «{}»",
+        "Questionário: {}",
+    ),
+    "nl": (
+        'Welk begrip maakt deze uitspraak uit het document af: "{}"?',
+        'Welke begrippen maken deze uitspraak uit het document af (meerdere antwoorden): "{}"?',
+        'Waar of onwaar: "{}"?',
+        'Het document zegt: "{}"',
+        "Quiz: {}",
+    ),
+}
 _LANGUAGE = re.compile(r"\(language code ([a-z]{2})\)")
 _KINDS = re.compile(r"^Question kinds: ([a-z_, ]+)\.", re.MULTILINE)
 KINDS = ("single", "multiple", "true_false")

@@ -1,4 +1,5 @@
-"""The HTTP face of the simulated model: OpenAI's Chat Completions, Models, Files and Batch endpoints on aiohttp.
+"""The HTTP face of the simulated model: OpenAI's Chat Completions, Models, Files and Batch endpoints on
+aiohttp.
 
 Every response says it is simulated (``x-suture-simulated: true``; models are owned by
 "suture-simulator"). Answers come from a ``Responder`` (deterministic for seed, model, request
@@ -105,7 +106,10 @@ class SimulatorServer:
         return self.responder.prompt_cache
 
     def __repr__(self) -> str:
-        return f"SimulatorServer(profile={self.profile.name!r}, latency_scale={self.latency_scale}, seed={self.seed})"
+        return (
+            f"SimulatorServer(profile={self.profile.name!r}, latency_scale={self.latency_scale}, "
+            f"seed={self.seed})"
+        )
 
     def application(self) -> web.Application:
         """The aiohttp application serving ``/v1``."""

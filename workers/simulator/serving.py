@@ -1,4 +1,5 @@
-"""Running an aiohttp application: in a background thread (tests, ``suture generate``) or in the foreground (CLI)."""
+"""Running an aiohttp application: in a background thread (tests, ``suture generate``) or in the foreground
+(CLI)."""
 
 from __future__ import annotations
 

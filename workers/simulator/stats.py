@@ -5,7 +5,8 @@ a served model), ``completed`` the 200 replies sent, ``rate_limited`` every 429 
 limit or a chaos fault; ``limited`` counts the first kind alone), ``errors`` the other refusals and
 faults, ``prompt_tokens`` / ``completion_tokens`` / ``cached_tokens`` of the replies sent and
 ``tokens`` their sum, ``metered_tokens`` what the limits counted of admitted requests (prompt +
-``max_completion_tokens``, or + the completion served when none was asked: ``metered``), ``in_flight`` and ``peak_in_flight`` the requests being answered. Batch
+``max_completion_tokens``, or + the completion served when none was asked: ``metered``), ``in_flight`` and
+``peak_in_flight`` the requests being answered. Batch
 lines are counted by the batch store (``batches`` in the snapshot), never here.
 """
 
@@ -60,7 +61,8 @@ class ServerStats:
         )
 
     def metered(self, model: str, tokens: int) -> None:
-        """Tokens a limit counted for an admitted request of ``model`` (kept apart from what replies served)."""
+        """Tokens a limit counted for an admitted request of ``model`` (kept apart from what replies
+        served)."""
         self.count(model, metered_tokens=tokens)
 
     def enter(self, model: str) -> None:

@@ -148,7 +148,8 @@ def _opening_without(opening: int, answer: str, language: str) -> int:
 
 
 def without_numbering(sentence: str) -> str:
-    """A sentence without the heading number glued before it ("1 Measuring price The ..." -> "Measuring ...")."""
+    """A sentence without the heading number glued before it ("1 Measuring price The ..." -> "Measuring
+    ...")."""
     return NUMBERING.sub("", sentence, count=1)
 
 
@@ -206,7 +207,8 @@ _QUESTION = re.compile(r"^/questions/\d+$")
 def whole_question_stem(
     reply: dict[str, Any], prompt: Prompt, traits: ModelTraits, rng: random.Random, effort: str | None = None
 ) -> dict[str, Any]:
-    """A whole-question reply whose stem also had give-aways named: its stem repaired too (at the fix rate)."""
+    """A whole-question reply whose stem also had give-aways named: its stem repaired too (at the fix
+    rate)."""
     value = reply.get("value")
     codes = prompt.failure_codes & STEM_CODES
     if not codes or not isinstance(value, dict) or not _QUESTION.match(prompt.slice_pointer or ""):

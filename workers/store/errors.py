@@ -1,6 +1,7 @@
 """The job store's errors, and the one place Redis failures become them (never showing a password).
 
-Every store module (``suture.workers.store.job_store``, ``suture.workers.store.watchlist``) runs its Redis calls through
+Every store module (``suture.workers.store.job_store``, ``suture.workers.store.watchlist``) runs its Redis
+calls through
 ``guarded``, so callers catch store errors only::
 
     StoreError

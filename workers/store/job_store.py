@@ -9,8 +9,10 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
                             round_started_s, tenant (the producer's, when it gave one: ``idempotency``)
     {p}:job:<id>:history    list: results delivered before each resume (raw JSON, oldest first)
     {p}:job:<id>:flags      hash: once-flags (merge:<n>; callback:<tag> an outbox state, see outbox.py;
-                            task-callback:<round> leased "owner|until_s", then "sent"; alerted:<what>, notes.py)
-                            and each task's unfinished executions (exec:<task_key>|<token>, unfinished:<task_key>)
+                            task-callback:<round> leased "owner|until_s", then "sent"; alerted:<what>,
+                            notes.py)
+                            and each task's unfinished executions (exec:<task_key>|<token>,
+                            unfinished:<task_key>)
     {p}:job:<id>:slices:<n> hash: pointer -> slice reply JSON of surgical attempt n
     {p}:idem:<key>          string: "<job id> <sha256 of its request>" (idempotency: same request, same job)
     {p}:batch:<b>:accepted  list: a batch's valid outputs for example tier 2 (workers/accepted.py)
@@ -20,7 +22,8 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
-    {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``, ``JobStore.waiting``)
+    {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``,
+    ``JobStore.waiting``)
 
 ``version`` counts the attempts applied to ``state``; applying attempt ``n`` is a compare-and-set
 from version ``n - 1``. This module holds the writes; beside it: ``reads`` (the base of ``JobStore``),
@@ -112,7 +115,8 @@ class JobStore(JobReads):
 
         Returns ``(job_id, created, request_sha256)``; ``created`` is False when the key already
         named a job, and the hash is then the one stored with the key ("" for a key stored without).
-        With ``waiting``, a created job's id joins that waiting list in the same step (the dispatcher sends it).
+        With ``waiting``, a created job's id joins that waiting list in the same step (the dispatcher sends
+        it).
         """
         idem = self._keys.idempotency(idempotency_key) if idempotency_key else self._job(job_id)
         args = [job_id, _dumps(spec), time.time(), deadline_s, self._ttl, _dumps(meta or {})]
@@ -158,7 +162,8 @@ class JobStore(JobReads):
         return TaskOpening(JobRecord.from_hash(job_id, raw), int(count), bool(stored), replies)
 
     def close_task(self, job_id: str, task_key: str, token: str) -> int:
-        """Take an execution that ended without applying its work off the task's unfinished count; returns it."""
+        """Take an execution that ended without applying its work off the task's unfinished count; returns
+        it."""
         return int(self._call(self._close_task, [self._flags(job_id)], [task_key, token]))
 
     def save_state(

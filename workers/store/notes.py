@@ -1,7 +1,8 @@
 """What the store notes about a job after the fact: once-flags for alerts, and attempts that came back late.
 
 ``JobStore.notes``. A once-flag (``claim_once``) lets one alert go out per job and kind however many
-tasks notice the same thing (a lost worker's slices). Late attempts: the watchdog ends a job at its deadline while an attempt may still be running on a model worker; that
+tasks notice the same thing (a lost worker's slices). Late attempts: the watchdog ends a job at its deadline
+while an attempt may still be running on a model worker; that
 attempt cost tokens and money. When it finishes, its record is appended to the stored result with
 ``"late": true`` and the result's totals (usage, cost, latency) grow by it, so a failed job counts
 every attempt it made. One optimistic transaction (WATCH the job hash); at most one late record per

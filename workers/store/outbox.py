@@ -91,7 +91,8 @@ DeliveryState = Literal["pending", "delivered", "failed"]
 
 @dataclass(frozen=True)
 class LastAttempt:
-    """How a callback's latest delivery went: attempts so far, the HTTP status (None: none came), the error."""
+    """How a callback's latest delivery went: attempts so far, the HTTP status (None: none came), the
+    error."""
 
     attempts: int
     status: int | None = None
@@ -192,7 +193,8 @@ class Outbox:
         return bool(self._call(self._ready, item, [item.field, item.member, now_s, pickup_until_s]))
 
     def state(self, item: Pending) -> str | None:
-        """The callback's state as stored (``"<attempts>|<phase>"``, ``sent``, ``failed``), for tests and tools."""
+        """The callback's state as stored (``"<attempts>|<phase>"``, ``sent``, ``failed``), for tests and
+        tools."""
         value = guarded(lambda: self._r.hget(self._keys.flags(item.job_id), item.field))
         return None if value is None else str(value)
 
@@ -203,7 +205,8 @@ class Outbox:
 
 def delivery_of(flags: dict[str, str]) -> dict[str, Any] | None:
     """The latest callback's delivery in a job's flags hash: ``state`` (pending, delivered, failed),
-    ``attempts`` made, and the latest attempt's ``last_status`` (HTTP) and ``last_error``; None if none is owed."""
+    ``attempts`` made, and the latest attempt's ``last_status`` (HTTP) and ``last_error``; None if none is
+    owed."""
     tags = [name.removeprefix("callback:") for name in flags if name.startswith("callback:")]
     if not tags:
         return None

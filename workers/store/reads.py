@@ -1,6 +1,7 @@
 """Reading jobs back from the store: a job's record, status, result (waiting for it), history, slices.
 
-Plain commands, one round trip each, no writes; ``suture.workers.store.job_store.JobStore`` adds the once-only writes
+Plain commands, one round trip each, no writes; ``suture.workers.store.job_store.JobStore`` adds the once-only
+writes
 on top. The key layout is drawn in the ``suture.workers.store.job_store`` module docstring.
 """
 
@@ -92,7 +93,8 @@ class JobReads:
         return {pointer: json.loads(value) for pointer, value in raw.items()}
 
     def running_tasks(self, job_id: str, version: int) -> list[str]:
-        """Tasks of the job's next attempt that started and have not finished (``attempt:3``, ``slice:2:/q/1``).
+        """Tasks of the job's next attempt that started and have not finished (``attempt:3``,
+        ``slice:2:/q/1``).
 
         Read from the executions the poison cap counts (``suture.workers.flow.executions``): a task of an
         attempt beyond ``version`` with an execution still counted is running, or died with its worker.

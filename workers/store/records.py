@@ -1,6 +1,7 @@
 """What the job store hands back: a job's record, a slice write's outcome, a task's opening read.
 
-Plain frozen data parsed from Redis replies, apart from ``suture.workers.store.job_store`` so the store module keeps
+Plain frozen data parsed from Redis replies, apart from ``suture.workers.store.job_store`` so the store module
+keeps
 to its commands and scripts.
 """
 
@@ -46,7 +47,8 @@ class JobRecord:
 
     @cached_property
     def job_spec(self) -> JobSpec:
-        """The stored spec read through ``JobSpec`` (raises ``UnreadableSpec`` for one this code cannot read)."""
+        """The stored spec read through ``JobSpec`` (raises ``UnreadableSpec`` for one this code cannot
+        read)."""
         from suture.tasks.spec import JobSpec
 
         return JobSpec.read(self.job_id, self.spec)

@@ -62,7 +62,11 @@ if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return 0 end
 if ARGV[5] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'version')) ~= tonumber(ARGV[5]) then return -3 end
 redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[4])
-if ARGV[6] ~= '' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[3]) else redis.call('ZREM', KEYS[2], ARGV[3]) end
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[3])
+else
+  redis.call('ZREM', KEYS[2], ARGV[3])
+end
 if ARGV[2] == 'soft_delivered' then redis.call('ZADD', KEYS[4], ARGV[7], ARGV[3]) end
 redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1
@@ -130,7 +134,9 @@ local stored = 0
 if ARGV[3] ~= '' then stored = redis.call('HEXISTS', KEYS[3], ARGV[3]) end
 local count = 0
 if stored == 0 then
-  if redis.call('HGET', KEYS[1], 'status') == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running') end
+  if redis.call('HGET', KEYS[1], 'status') == 'queued' then
+    redis.call('HSET', KEYS[1], 'status', 'running')
+  end
   local counter = 'unfinished:' .. ARGV[1]
   if redis.call('HSETNX', KEYS[2], 'exec:' .. ARGV[1] .. '|' .. ARGV[7], 1) == 1 then
     count = redis.call('HINCRBY', KEYS[2], counter, 1)

@@ -53,7 +53,8 @@ return {2, id}
 
 @dataclass(frozen=True)
 class WaitingSlot:
-    """Where ``CREATE`` pushes a new job's id: its class's list for its tenant, and that class's tenant set."""
+    """Where ``CREATE`` pushes a new job's id: its class's list for its tenant, and that class's tenant
+    set."""
 
     list_key: str
     tenants_key: str
@@ -122,12 +123,14 @@ class WaitingJobs:
         guarded(lambda: self._r.zrem(self.dispatching_key(), job_id))
 
     def stranded(self, before_s: float, limit: int = 1000) -> list[str]:
-        """Ids taken for dispatch before ``before_s`` and never marked sent (their dispatcher died, or its publish failed)."""
+        """Ids taken for dispatch before ``before_s`` and never marked sent (their dispatcher died, or its
+        publish failed)."""
         found = guarded(lambda: self._r.zrangebyscore(self.dispatching_key(), "-inf", before_s, 0, limit))
         return [as_text(i) for i in found]
 
     def unopened(self, job_id: str) -> bool:
-        """True if the job is queued and no task of it ever opened (its first attempt may never have gone out)."""
+        """True if the job is queued and no task of it ever opened (its first attempt may never have gone
+        out)."""
         pipe = self._r.pipeline(transaction=False)
         pipe.hget(self._keys.job(job_id), "status")
         pipe.zscore(self._keys.progress(), job_id)

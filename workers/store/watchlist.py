@@ -54,7 +54,8 @@ class Watchlist:
         """How many jobs are on the deadlines list, and how many of them are past their deadline.
 
         The list holds the unfinished jobs, and for a moment a cancelled job whose callback has not
-        gone out yet (``suture.workers.flow.delivery.cancel``): it counts as unfinished until that delivery ran.
+        gone out yet (``suture.workers.flow.delivery.cancel``): it counts as unfinished until that delivery
+        ran.
         """
         pipe = self._r.pipeline(transaction=False)
         pipe.zcard(self._keys.deadlines())
@@ -104,7 +105,8 @@ class Watchlist:
         guarded(pipe.execute)
 
     def model_slots(self, now_s: float, silent_s: float) -> int:
-        """The bulk model-call slots of the workers that beat within ``silent_s`` (the others' are dropped)."""
+        """The bulk model-call slots of the workers that beat within ``silent_s`` (the others' are
+        dropped)."""
         pipe = self._r.pipeline(transaction=False)
         pipe.zrangebyscore(self._keys.workers(), now_s - silent_s, "+inf")
         pipe.hgetall(self._keys.worker_slots())

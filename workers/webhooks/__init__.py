@@ -4,7 +4,8 @@ A callback is an http(s) URL (a Standard Webhooks POST of the job's result) or, 
 ``webhook.allowed_tasks``, a Celery task name. The same check runs for every entry point (the Python
 API, the CLI, the HTTP API) at enqueue, against the producer's settings and the rules the workers
 announce (``target_rules``, refreshed with their heartbeat: a callback the workers would refuse is
-refused at enqueue, naming the settings that differ), and again at delivery after resolving the host, so a callback
+refused at enqueue, naming the settings that differ), and again at delivery after resolving the host, so a
+callback
 never reaches a loopback, private, link-local or metadata address unless ``webhook.allowed_hosts``
 names it. A merge or an attempt only publishes ``suture.callback`` (queue ``suture.callbacks``); the
 worker's courier delivers it within ``webhook.deadline_s`` and retries with backoff through the

@@ -55,10 +55,14 @@ class PinnedResolver(AbstractResolver):
         af = socket.AF_INET6 if self._address.version == 6 else socket.AF_INET
         return [
             ResolveResult(
-                hostname=host, host=str(self._address), port=port, family=af, proto=0,
+                hostname=host,
+                host=str(self._address),
+                port=port,
+                family=af,
+                proto=0,
                 flags=socket.AI_NUMERICHOST,
             )
-        ]  # fmt: skip
+        ]
 
     async def close(self) -> None:
         return None

@@ -3,7 +3,8 @@
 ``owe`` adds a job's callback to the outbox once and publishes ``suture.callback`` for it. A publish
 that meets a broker outage raises, so the step that owed it re-runs (steps are idempotent) and
 publishes again; any other failed publish, or a message lost after it went out, is left to the
-watchdog: ``republish_due`` sends again what no delivery took up within ``webhook.pickup_lease_s``. ``Sender.send`` is the
+watchdog: ``republish_due`` sends again what no delivery took up within ``webhook.pickup_lease_s``.
+``Sender.send`` is the
 delivery itself, a coroutine the courier runs: claim, read the result owed, check the target again
 after resolving it, sign, POST within the deadline, then mark it sent, due again after a backoff,
 or given up (attempts run out, or the target is refused: a refusal is never retried). Each outcome

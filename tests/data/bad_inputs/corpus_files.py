@@ -67,7 +67,7 @@ def config_cases() -> dict[str, tuple[str, str, str]]:
             "max_correct_length_ratio",
         ),
         "settings_negative_price.yaml": (
-            "prices: {gpt-5-nano: {input_per_1m_usd: -1, cached_input_per_1m_usd: 0, output_per_1m_usd: 1}}\n",
+            "prices: {gpt-5-nano: {input_per_1m_usd: -1, cached_input_per_1m_usd: 0, output_per_1m_usd: " "1}}\n",
             "settings",
             "input_per_1m_usd",
         ),

@@ -1,4 +1,5 @@
-"""Bad requests to a real ``suture serve``: each one a problem (RFC 9457) naming what is wrong, never a 500."""
+"""Bad requests to a real ``suture serve``: each one a problem (RFC 9457) naming what is wrong, never a
+500."""
 
 from __future__ import annotations
 
@@ -144,10 +145,18 @@ def test_serve_prints_its_url_first_and_refuses_a_taken_port(tmp_path: Path) -> 
         port = taken.getsockname()[1]
         done = subprocess.run(
             [sys.executable, "-m", "suture", "serve", "--port", str(port)],
-            cwd=REPO, capture_output=True, text=True, timeout=60,
-            env={"PATH": "/usr/bin:/bin", "SUTURE_API__KEYS": '["k"]', "HOME": str(tmp_path),
-                 "SUTURE_BROKER_URL": "redis://127.0.0.1:9/0", "XDG_RUNTIME_DIR": str(tmp_path)},
-        )  # fmt: skip
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={
+                "PATH": "/usr/bin:/bin",
+                "SUTURE_API__KEYS": '["k"]',
+                "HOME": str(tmp_path),
+                "SUTURE_BROKER_URL": "redis://127.0.0.1:9/0",
+                "XDG_RUNTIME_DIR": str(tmp_path),
+            },
+        )
     # Then serve exits 2 with one line, no traceback
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and f"cannot listen on 127.0.0.1:{port}" in done.stderr

@@ -77,7 +77,8 @@ TYPESCRIPT = Path(__file__).resolve().parents[2] / "clients" / "typescript"
 
 
 def node_modules() -> Path:
-    """The TypeScript check's npm packages (tests/clients/typescript, `npm ci`): needed in CI, skipped elsewhere."""
+    """The TypeScript check's npm packages (tests/clients/typescript, `npm ci`): needed in CI, skipped
+    elsewhere."""
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         message = "node and npm not found: install Debian's nodejs and npm (`make test` does, as root)"

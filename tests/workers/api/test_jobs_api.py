@@ -125,7 +125,8 @@ def test_cancel_then_resume_change_jobs_as_the_cli_would(
     soft = server.call("POST", "/v1/jobs", json={"input": document(4), "questions": 4, "policy": "full-only"})
     job_id = soft.json()["job_id"]
     assert finished(server, job_id)["status"] == "soft_delivered"
-    # ...with a new callback (targets reach the engine as `suture resume --target`'s: one naming nothing is a 422)
+    # ...with a new callback (targets reach the engine as `suture resume --target`'s: one naming nothing is a
+    # 422)
     receiver = recording_receiver()
     bad = server.call("POST", f"/v1/jobs/{job_id}/resume", json={"feedback": "x", "targets": ["/nowhere"]})
     assert bad.status_code == 422 and bad.json()["field"] == "target"

@@ -32,7 +32,8 @@ def test_the_http_body_s_priority_is_stored_interactive_by_default_and_a_bad_one
     # When one job gives no class and another asks for bulk
     plain = server.call("POST", "/v1/jobs", json=body)
     bulk = server.call("POST", "/v1/jobs", json=body | {"priority": "bulk"})
-    # Then the first is interactive, the second bulk, each waiting in its class's list under the caller's tenant
+    # Then the first is interactive, the second bulk, each waiting in its class's list under the caller's
+    # tenant
     store = get_store(stack.settings)
     assert plain.status_code == bulk.status_code == 202, plain.text
     assert store.load(plain.json()["job_id"]).spec["priority"] == "interactive"

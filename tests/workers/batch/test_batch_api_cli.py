@@ -1,4 +1,5 @@
-"""`suture batch --batch-api`, as a user runs it: stopped with Ctrl-C mid-batch and rerun, it polls the same batch.
+"""`suture batch --batch-api`, as a user runs it: stopped with Ctrl-C mid-batch and rerun, it polls the same
+batch.
 
 Real `suture batch` processes on the embedded stack (their own Celery workers) with this test's
 Redis (REDIS_URL: a store that outlives the command) and a simulator over HTTP that outlives both

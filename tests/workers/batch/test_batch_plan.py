@@ -63,7 +63,8 @@ def test_the_dry_run_prints_sections_and_an_estimate_and_calls_no_model(
     assert questions == 7
     job = Estimator(settings, load_policy("default", settings), 15).job(2212, questions)
     assert (
-        "  §1 1\u20132 From continental drift to plate tectonics, The layers of the Earth: 2,212 chars, p. 1, "
+        "  §1 1\u20132 From continental drift to plate tectonics, The layers of the Earth: 2,212 chars, p. "
+        "1, "
         f"7 questions, ~${job.cost_usd:.4f}" in lines
     )
     assert lines[-3] == (

@@ -44,12 +44,13 @@ def test_repeats_across_sections_are_found_and_listed_for_later_prompts() -> Non
     )
     assert found == [
         {
-            "source": {"file": "b.md", "section": 2, "title": None}, "question": 2,
+            "source": {"file": "b.md", "section": 2, "title": None},
+            "question": 2,
             "stem": "which organelle makes ATP in the cell",
             "repeats": first | {"question": 1, "stem": "Which organelle makes ATP in the cell?"},
             "similarity": 1.0,
         }
-    ]  # fmt: skip
+    ]
     assert asked.avoid()[0] == "Which organelle makes ATP in the cell?" and len(asked.avoid()) == 4
 
 

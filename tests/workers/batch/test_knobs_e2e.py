@@ -35,13 +35,22 @@ def batch(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     folder = tmp_path_factory.mktemp("knobs")
     shutil.copy(FRENCH, folder / "photosynthese.md")
     (folder / "title_slide.md").write_text(
-        "# Welcome\n\nBiology 101, autumn term. Lecture notes by the teaching team, version 3, for first-year students.\n"
+        "# Welcome\n\nBiology 101, autumn term. Lecture notes by the teaching team, version 3, for "
+        "first-year students.\n"
     )
     out = folder / "out"
     run = suture_batch(
-        redis_url, folder, "--out", out, "--kinds", ",".join(KINDS), "--audience", "first-year students",
-        "--options", "5",
-    )  # fmt: skip
+        redis_url,
+        folder,
+        "--out",
+        out,
+        "--kinds",
+        ",".join(KINDS),
+        "--audience",
+        "first-year students",
+        "--options",
+        "5",
+    )
     assert run.returncode == 0, run.stderr
     return out, run.stdout
 
@@ -112,9 +121,10 @@ def test_every_kind_reaches_its_lms_type_read_back_independently(batch: tuple[Pa
     assert sorted(weights) == [-100, -100, -100, 50, 50]  # the multiple-answer question: two right halves
     files = read_zip(_export(out, "qti12"))
     (assessment,) = [
-        r for r in manifest_resources(files, "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1")
+        r
+        for r in manifest_resources(files, "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1")
         if r.get("type") == "imsqti_xmlv1p2"
-    ]  # fmt: skip
+    ]
     (href,) = [f.get("href") for f in assessment if f.tag.endswith("file")]
     types = [
         {f.findtext("fieldlabel"): f.findtext("fieldentry") for f in item.iter("qtimetadatafield")}[
@@ -148,9 +158,12 @@ def test_aiken_says_it_cannot_carry_multiple_answers(batch: tuple[Path, str]) ->
 
 VOLCANOES = [
     "Basaltic magma is hot and runny, so the gas bubbles escape easily and eruptions stay rather gentle.",
-    "Rhyolitic magma is cooler and sticky, so pressure builds up until the volcano explodes with great force.",
-    "A stratovolcano is built from alternating layers of hardened lava, ash and broken rock fragments over time.",
-    "A shield volcano has gentle slopes because its fluid lava flows far from the central vent before cooling.",
+    "Rhyolitic magma is cooler and sticky, so pressure builds up until the volcano explodes with great "
+    "force.",
+    "A stratovolcano is built from alternating layers of hardened lava, ash and broken rock fragments over "
+    "time.",
+    "A shield volcano has gentle slopes because its fluid lava flows far from the central vent before "
+    "cooling.",
 ]
 
 

@@ -41,9 +41,14 @@ def batch(home: Path, out: Path, *extra: str, latency_scale: str = "0") -> subpr
     """`suture batch examples --out OUT` as a user runs it on the default setup."""
     argv = [sys.executable, "-m", "suture", "batch", str(EXAMPLES), "--out", str(out), "--questions", "5"]
     return subprocess.run(
-        [*argv, *extra], env=_env(home, latency_scale), cwd=home, capture_output=True, text=True,
-        timeout=240, check=False,
-    )  # fmt: skip
+        [*argv, *extra],
+        env=_env(home, latency_scale),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 def ledger(out: Path) -> list[dict[str, Any]]:
@@ -95,9 +100,13 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     out = tmp_path / "out"
     argv = [sys.executable, "-m", "suture", "batch", str(EXAMPLES), "--out", str(out), "--questions", "5"]
     process = subprocess.Popen(
-        argv, env=_env(tmp_path, "1"), cwd=tmp_path,
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        argv,
+        env=_env(tmp_path, "1"),
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     stack = wait_for_children(process.pid, 3)
     deadline = time.monotonic() + 120
     while not (out / "ledger.jsonl").is_file() or len(ledger(out)) < 2:

@@ -22,8 +22,22 @@ def test_eval_on_outline_default_beats_full_only(
     monkeypatch.chdir(tmp_path)
     for name in ("SUTURE_CONFIG", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    command = ["eval", str(REPO / "examples"), "--contract", "outline", "--policy", "full-only",
-               "--policy", "default", "--runs", "4", "--latency-scale", "0", "--out", "out"]  # fmt: skip
+    command = [
+        "eval",
+        str(REPO / "examples"),
+        "--contract",
+        "outline",
+        "--policy",
+        "full-only",
+        "--policy",
+        "default",
+        "--runs",
+        "4",
+        "--latency-scale",
+        "0",
+        "--out",
+        "out",
+    ]
     assert main(command) == 0
     assert "SIMULATOR" in capsys.readouterr().err
     report = json.loads((tmp_path / "out" / "eval.json").read_text())

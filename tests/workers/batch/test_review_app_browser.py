@@ -44,9 +44,14 @@ def browser() -> Iterator[Any]:
 
 def suture(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "suture", *map(str, args)], env=_env(home, "0"), cwd=home,
-        capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "suture", *map(str, args)],
+        env=_env(home, "0"),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -55,9 +60,13 @@ def reviewed(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     out = tmp_path / "out"
     assert suture(tmp_path, "batch", DOCUMENT, "--out", out, "--questions", "4").returncode == 0
     process = subprocess.Popen(
-        [sys.executable, "-m", "suture", "review", str(out)], env=_env(tmp_path, "0"), cwd=tmp_path,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [sys.executable, "-m", "suture", "review", str(out)],
+        env=_env(tmp_path, "0"),
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         url = process.stdout.readline().strip()

@@ -25,9 +25,14 @@ DOCUMENT = ROOT / "examples" / "photosynthesis.md"
 
 def suture(home: Path, *args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "suture", *map(str, args)], env=_env(home, "0"), cwd=home,
-        capture_output=True, text=True, timeout=240, check=False,
-    )  # fmt: skip
+        [sys.executable, "-m", "suture", *map(str, args)],
+        env=_env(home, "0"),
+        cwd=home,
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
 
 
 def lines(out: Path) -> list[dict[str, Any]]:
@@ -46,9 +51,18 @@ def test_a_targeted_regeneration_changes_only_its_targets(tmp_path: Path) -> Non
     # When a person asks for questions 2 and 5 of the first quiz to be regenerated
     feedback = "Questions 2 and 5 only restate the text; the other questions are fine."
     resumed = suture(
-        tmp_path, "resume", job, "--out", out, "--target", "/questions/1", "--target", "/questions/4",
-        "--feedback", feedback,
-    )  # fmt: skip
+        tmp_path,
+        "resume",
+        job,
+        "--out",
+        out,
+        "--target",
+        "/questions/1",
+        "--target",
+        "/questions/4",
+        "--feedback",
+        feedback,
+    )
 
     # Then only those two questions changed; every other question and every other line is byte-identical
     assert resumed.returncode == 0, resumed.stderr

@@ -120,10 +120,22 @@ def test_teaching_flags_reach_the_prompt_and_are_stored_with_the_job(tmp_path: P
     # Given an English chapter, and the quiz asked in French, true/false only
     out = tmp_path / "result.json"
     done = generate(
-        tmp_path, str(REPO / "examples/photosynthesis.md"), "--inline", "--questions", "4",
-        "--kinds", "true_false", "--language", "fr", "--difficulty", "easy", "--out", str(out),
-    )  # fmt: skip
-    # Then the simulated model (a simulation) wrote French true/false questions, and the job says what it asked
+        tmp_path,
+        str(REPO / "examples/photosynthesis.md"),
+        "--inline",
+        "--questions",
+        "4",
+        "--kinds",
+        "true_false",
+        "--language",
+        "fr",
+        "--difficulty",
+        "easy",
+        "--out",
+        str(out),
+    )
+    # Then the simulated model (a simulation) wrote French true/false questions, and the job says what it
+    # asked
     assert done.returncode == 0, done.stderr
     final = json.loads(out.read_text())
     assert final["simulated"] is True and final["status"] == "delivered"

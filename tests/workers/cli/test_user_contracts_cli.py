@@ -36,8 +36,12 @@ def user_contracts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv("SUTURE_SIMULATOR__LATENCY_SCALE", "0")
     monkeypatch.setenv("SUTURE_SIMULATOR__UNIT_FAULTS__MISSING_FIELD", "0.6")
     monkeypatch.setenv("SUTURE_SIMULATOR__UNIT_FAULTS__OVERLONG", "0.3")
-    root = make_package(tmp_path / "site", "docsglossary", docs_example() + SETTINGS_CONTRACT,
-                        {"glossary": "docsglossary:GlossaryContract"})  # fmt: skip
+    root = make_package(
+        tmp_path / "site",
+        "docsglossary",
+        docs_example() + SETTINGS_CONTRACT,
+        {"glossary": "docsglossary:GlossaryContract"},
+    )
     monkeypatch.syspath_prepend(str(root))
     (tmp_path / "cards.yaml").write_text(CARDS_YAML)
     (tmp_path / "suture.yaml").write_text(
@@ -57,14 +61,20 @@ def test_the_docs_example_is_at_most_about_40_lines() -> None:
 @pytest.mark.parametrize(
     ("contract", "bad", "expected"),
     [
-        ("glossary", {"title": "t", "terms": [{"term": "Cell", "definition": "A cell is small."}]},
-         [("/terms/0/definition", "term_in_definition")]),
+        (
+            "glossary",
+            {"title": "t", "terms": [{"term": "Cell", "definition": "A cell is small."}]},
+            [("/terms/0/definition", "term_in_definition")],
+        ),
         ("terms", {"title": "t", "terms": [{"term": "Cell"}]}, [("/terms/0/definition", "schema_missing")]),
-        ("cards", {"title": "t", "cards": [{"topic": "x", "front": "Q?", "back": "A " * 30, "source_quote": "q"}]},
-         [("/cards/0/back", "max_words")]),
+        (
+            "cards",
+            {"title": "t", "cards": [{"topic": "x", "front": "Q?", "back": "A " * 30, "source_quote": "q"}]},
+            [("/cards/0/back", "max_words")],
+        ),
         ("cards.yaml", {"title": "t", "cards": []}, []),
     ],
-)  # fmt: skip
+)
 def test_suture_validate_judges_each_user_contract(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],

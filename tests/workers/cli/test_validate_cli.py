@@ -178,11 +178,15 @@ def test_a_hand_made_multiple_answer_quiz_is_judged_by_the_kinds_it_was_asked_wi
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     question = {
-        "kind": "multiple", "question": "Which of these are SI base units?",
+        "kind": "multiple",
+        "question": "Which of these are SI base units?",
         "options": ["The ampere", "The volt", "The kelvin", "The ohm"],
-        "correct_answer_index": 0, "correct_answer_text": "The ampere", "correct_answer_indices": [0, 2],
-        "explanation": "The passage names both.", "source_quote": "the SI base unit",
-    }  # fmt: skip
+        "correct_answer_index": 0,
+        "correct_answer_text": "The ampere",
+        "correct_answer_indices": [0, 2],
+        "explanation": "The passage names both.",
+        "source_quote": "the SI base unit",
+    }
     path = _file(tmp_path, json.dumps({"title": "Units", "questions": [question]}))
     code, verdict, _ = _run(capsys, "--questions", "1", path)
     assert code == 1 and [f["code"] for f in verdict["failures"]] == ["question_kind"]

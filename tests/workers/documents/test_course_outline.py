@@ -59,7 +59,8 @@ def _bookmarked_pdf(path: Path, *, cover: bool = False) -> Path:
 
 
 def _deck(path: Path) -> Path:
-    """Seven slides; 3-5 on supply shocks are too short for a quiz each, the others carry long speaker notes."""
+    """Seven slides; 3-5 on supply shocks are too short for a quiz each, the others carry long speaker
+    notes."""
     deck = pptx.Presentation()
     titles = [
         "Markets",
@@ -168,7 +169,10 @@ def test_an_odt_follows_its_headings(tmp_path: Path) -> None:
 
 def test_markdown_titles_are_clean_text_and_become_the_export_categories(tmp_path: Path) -> None:
     # Given a Markdown chapter whose headings carry marks and a long heading
-    long_heading = "Why a **price ceiling** below the equilibrium creates shortages, queues and black markets in every market it touches"
+    long_heading = (
+        "Why a **price ceiling** below the equilibrium creates shortages, queues and black "
+        "markets in every market it touches"
+    )
     chapter = tmp_path / "chapter.md"
     chapter.write_text(
         f"# [Price controls](http://example.org)\n\n{SENTENCE * 20}\n\n## {long_heading}\n\n{SENTENCE * 20}\n"

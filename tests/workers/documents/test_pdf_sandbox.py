@@ -41,7 +41,8 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def run_with_usage(argv: list[str], cwd: Path) -> tuple[int, resource.struct_rusage]:
-    """Run a command (stdout, stderr to files in ``cwd``); its exit code and rusage, reaped children included."""
+    """Run a command (stdout, stderr to files in ``cwd``); its exit code and rusage, reaped children
+    included."""
     with (cwd / "stdout").open("w") as out, (cwd / "stderr").open("w") as err:
         process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
         try:

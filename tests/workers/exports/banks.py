@@ -47,31 +47,48 @@ def line(
 
 LINES = [
     line(
-        "course/cells.pdf", 1, "1. Cells / membranes: an intro", [3, 4],
+        "course/cells.pdf",
+        1,
+        "1. Cells / membranes: an intro",
+        [3, 4],
         [
             question(NASTY_STEM, [NASTY_OPTION, "Plain option", "Tab\there", "Last: one"], 0),
             question("Which organelle makes ATP?", ["Nucleus", "Mitochondrion", "Ribosome", "Vacuole"], 1),
             {
-                "kind": "multiple", "question": "Which are organelles?", "options": ["Nucleus", "Cytosol", "Ribosome", "Water"],
-                "correct_answer_indices": [0, 2], "explanation": "Both are organelles.", "source_quote": "organelles such as",
+                "kind": "multiple",
+                "question": "Which are organelles?",
+                "options": ["Nucleus", "Cytosol", "Ribosome", "Water"],
+                "correct_answer_indices": [0, 2],
+                "explanation": "Both are organelles.",
+                "source_quote": "organelles such as",
             },
             {
-                "kind": "true_false", "question": "Cells divide by mitosis.", "options": ["True", "False"],
-                "correct_answer_index": 0, "explanation": "They do.", "source_quote": "Cells divide by mitosis.",
+                "kind": "true_false",
+                "question": "Cells divide by mitosis.",
+                "options": ["True", "False"],
+                "correct_answer_index": 0,
+                "explanation": "They do.",
+                "source_quote": "Cells divide by mitosis.",
             },
         ],
         accepted=True,
     ),
     line(
-        "course/slides.pptx", 2, "Ribosomes", [5, 5],
+        "course/slides.pptx",
+        2,
+        "Ribosomes",
+        [5, 5],
         [question("What do ribosomes make?", ["Proteins", "Lipids", "Sugars", "DNA"], 0)],
     ),
     line(
-        "course/notes.md", 1, None, None,
+        "course/notes.md",
+        1,
+        None,
+        None,
         [question("Which is soft?", ["Wax", "Iron", "Stone", "Glass"], 0)],
         status="soft_delivered",
     ),
-]  # fmt: skip
+]
 
 
 def batch_output(folder: Path, lines: list[dict[str, Any]] = LINES, simulated: bool = True) -> Path:

@@ -68,8 +68,11 @@ def _gift_folder() -> Path:
                 pytest.fail("the GIFT reader needs node and npm (Debian: apt-get install nodejs npm)")
             run = subprocess.run(
                 [npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", str(folder), GIFT_PEGJS],
-                capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             if run.returncode != 0:
                 pytest.fail(f"npm could not install {GIFT_PEGJS}: {run.stderr.strip()[-500:]}")
         return folder
@@ -80,9 +83,14 @@ def parse_gift(text: str) -> list[dict[str, Any]]:
     node = shutil.which("node")
     assert node is not None
     run = subprocess.run(
-        [node, "-e", _NODE_PARSE], input=text, capture_output=True, text=True,
-        cwd=_gift_folder(), timeout=60, check=False,
-    )  # fmt: skip
+        [node, "-e", _NODE_PARSE],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=_gift_folder(),
+        timeout=60,
+        check=False,
+    )
     if run.returncode != 0:
         raise ValueError(run.stderr.strip())
     parsed: list[dict[str, Any]] = json.loads(run.stdout)
@@ -95,10 +103,24 @@ def qti12_dtd() -> etree.DTD:
         dtd = folder / "ims_qtiasiv1p2p1.dtd"
         if not dtd.is_file():
             run = subprocess.run(
-                [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", PYSLET,
-                 "-d", str(folder), "-q"],
-                capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "--no-binary",
+                    ":all:",
+                    PYSLET,
+                    "-d",
+                    str(folder),
+                    "-q",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
             archives = list(folder.glob("pyslet-*.tar.gz"))
             if run.returncode != 0 or not archives:
                 pytest.fail(
@@ -143,8 +165,29 @@ def manifest_resources(files: dict[str, bytes], namespace: str) -> list[etree._E
     return resources
 
 
-MOODLE_GRADES = {100, 90, 83.33333, 80, 75, 70, 66.66667, 60, 50, 40, 33.33333, 30, 25, 20, 16.66667, 14.28571,
-                 12.5, 11.11111, 10, 5, 0}  # fmt: skip
+MOODLE_GRADES = {
+    100,
+    90,
+    83.33333,
+    80,
+    75,
+    70,
+    66.66667,
+    60,
+    50,
+    40,
+    33.33333,
+    30,
+    25,
+    20,
+    16.66667,
+    14.28571,
+    12.5,
+    11.11111,
+    10,
+    5,
+    0,
+}
 
 
 def read_moodle(document: bytes) -> list[dict[str, Any]]:
@@ -161,19 +204,27 @@ def read_moodle(document: bytes) -> list[dict[str, Any]]:
         assert kind in ("multichoice", "truefalse"), kind
         text = element.find("questiontext")
         assert text is not None and text.get("format") == "html"
-        answers = [(float(a.get("fraction")), html.fromstring(a.findtext("text")).text_content())
-                   for a in element.findall("answer")]  # fmt: skip
+        answers = [
+            (float(a.get("fraction")), html.fromstring(a.findtext("text")).text_content())
+            for a in element.findall("answer")
+        ]
         assert all(abs(grade) in MOODLE_GRADES for grade, _ in answers)
         single = element.findtext("single")
         if kind == "multichoice" and single == "true":
             assert sorted(g for g, _ in answers)[-1] == 100 and sum(g == 100 for g, _ in answers) == 1
         elif kind == "multichoice":
             assert abs(sum(g for g, _ in answers if g > 0) - 100) < 0.01
-        questions.append({
-            "category": category, "type": kind, "single": single, "name": element.findtext("name/text"),
-            "stem": html.fromstring(text.findtext("text")).text_content(), "answers": answers,
-            "feedback": html.fromstring(element.findtext("generalfeedback/text")).text_content(),
-        })  # fmt: skip
+        questions.append(
+            {
+                "category": category,
+                "type": kind,
+                "single": single,
+                "name": element.findtext("name/text"),
+                "stem": html.fromstring(text.findtext("text")).text_content(),
+                "answers": answers,
+                "feedback": html.fromstring(element.findtext("generalfeedback/text")).text_content(),
+            }
+        )
     return questions
 
 
@@ -188,8 +239,16 @@ def read_qti21_item(document: bytes) -> dict[str, Any]:
     assert item.get("identifier") and item.get("title") and item.get("adaptive") in ("true", "false")
     assert item.get("timeDependent") in ("true", "false")
     order = [child.tag.removeprefix(q) for child in item if isinstance(child.tag, str)]
-    assert order == sorted(order, key=["responseDeclaration", "outcomeDeclaration", "itemBody",
-                                       "responseProcessing", "modalFeedback"].index)  # fmt: skip
+    assert order == sorted(
+        order,
+        key=[
+            "responseDeclaration",
+            "outcomeDeclaration",
+            "itemBody",
+            "responseProcessing",
+            "modalFeedback",
+        ].index,
+    )
     declaration = item.find(f"{q}responseDeclaration")
     assert declaration is not None and declaration.get("baseType") == "identifier"
     assert declaration.get("cardinality") in ("single", "multiple")
@@ -204,11 +263,14 @@ def read_qti21_item(document: bytes) -> dict[str, Any]:
     for feedback in item.findall(f"{q}modalFeedback"):
         assert feedback.get("outcomeIdentifier") in outcomes and feedback.get("showHide") in ("show", "hide")
     return {
-        "identifier": item.get("identifier"), "title": item.get("title"),
-        "prompt": interaction.findtext(f"{q}prompt"), "choices": list(choices.values()),
-        "correct": [choices[c] for c in correct], "cardinality": declaration.get("cardinality"),
+        "identifier": item.get("identifier"),
+        "title": item.get("title"),
+        "prompt": interaction.findtext(f"{q}prompt"),
+        "choices": list(choices.values()),
+        "correct": [choices[c] for c in correct],
+        "cardinality": declaration.get("cardinality"),
         "feedback": " ".join(p.text or "" for p in item.iterfind(f"{q}modalFeedback/{q}p")),
-    }  # fmt: skip
+    }
 
 
 _AIKEN_OPTION = re.compile(r"^([A-Z])[.)] (.*)$")

@@ -40,9 +40,15 @@ def batch(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
     """A real batch of the sample PDF and a markdown chapter (4 questions a quiz); its question counts."""
     out = tmp_path_factory.mktemp("export") / "out"
     run = suture(
-        "batch", ROOT / "examples" / "plate_tectonics.pdf", ROOT / "examples" / "photosynthesis.md",
-        "--out", out, "--questions", "4", redis_url=redis_url,
-    )  # fmt: skip
+        "batch",
+        ROOT / "examples" / "plate_tectonics.pdf",
+        ROOT / "examples" / "photosynthesis.md",
+        "--out",
+        out,
+        "--questions",
+        "4",
+        redis_url=redis_url,
+    )
     assert run.returncode == 0, run.stderr
     lines = [json.loads(line) for line in (out / "quizzes.jsonl").read_text().splitlines()]
     assert len(lines) == 6
@@ -63,7 +69,8 @@ def test_gift(batch: tuple[Path, list[int]]) -> None:
     items = parse_gift(_export(batch[0], "gift").decode())
     categories = [i["title"] for i in items if i["type"] == "Category"]
     assert categories[0] == (
-        "$course$/top/plate_tectonics/1\u20132 From continental drift to plate tectonics, The layers of the Earth"
+        "$course$/top/plate_tectonics/1\u20132 From continental drift to plate tectonics, The layers of the "
+        "Earth"
     )
     assert len(categories) == 6 and sum(i["type"] == "MC" for i in items) == 24
     assert all("Source: plate_tectonics.pdf, p" in i["globalFeedback"]["text"] for i in items[1:5])

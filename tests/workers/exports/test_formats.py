@@ -126,7 +126,10 @@ def test_qti12_zip_is_valid_against_the_ims_dtd_with_an_assessment_per_bank(out:
 
 def test_qti12_validation_is_real() -> None:
     # The DTD rejects an item without its required ident (so the test above can fail)
-    bad = b'<questestinterop><item title="x"><presentation><material><mattext>t</mattext></material></presentation></item></questestinterop>'
+    bad = (
+        b"<questestinterop><item "
+        b'title="x"><presentation><material><mattext>t</mattext></material></presentation></item></questestinterop>'
+    )
     with pytest.raises(AssertionError):
         validate_qti12(bad)
 

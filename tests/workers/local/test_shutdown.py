@@ -32,7 +32,8 @@ NOISE = ("Traceback", "Task was destroyed", "transport retry", "Exception ignore
 
 
 def start(tmp_path: Path, *args: str, latency_scale: str = "1") -> subprocess.Popen[str]:
-    """`suture ARGS` as a user starts it: nothing configured, a home of its own, the simulator at real speed."""
+    """`suture ARGS` as a user starts it: nothing configured, a home of its own, the simulator at real
+    speed."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_", "REDIS_URL"))}
     env |= {"HOME": str(tmp_path), "SUTURE_SIMULATOR__LATENCY_SCALE": latency_scale}
     env.pop("XDG_RUNTIME_DIR", None)  # no `suture up` to find: the command starts what it needs

@@ -1,4 +1,5 @@
-"""The embedded local stack and `suture up`: start real Redis, workers, simulator and Flower, stop only them."""
+"""The embedded local stack and `suture up`: start real Redis, workers, simulator and Flower, stop only
+them."""
 
 from __future__ import annotations
 
@@ -141,7 +142,8 @@ def test_local_stack_starts_private_redis_workers_and_simulator_then_stops_only_
 
 
 def check_flower_login(line: str, page: str = "/") -> None:
-    """Flower's line names its URL and a login printed once: ``page`` (the UI, its API) refuses anyone without it."""
+    """Flower's line names its URL and a login printed once: ``page`` (the UI, its API) refuses anyone
+    without it."""
     match = re.fullmatch(r"(http://127\.0\.0\.1:\d+) \(user (\S+), password (\S+): shown only now\)", line)
     assert match, line
     url, user, password = match.groups()
@@ -205,7 +207,8 @@ def up_env(tmp_path: Path, redis_url: str | None = None) -> dict[str, str]:
 def test_suture_up_serves_then_stops_every_child_and_its_state_file(
     redis_url: str, tmp_path: Path, signum: int, flower: bool
 ) -> None:
-    # Given `suture up` on an existing Redis (REDIS_URL) with no model configured (and, once, fixed metrics ports)
+    # Given `suture up` on an existing Redis (REDIS_URL) with no model configured (and, once, fixed metrics
+    # ports)
     env = up_env(tmp_path, redis_url)
     first_port = None if flower else free_port_pair()
     argv = [sys.executable, "-m", "suture", "up", *(["--flower"] if flower else [])]
@@ -332,7 +335,8 @@ def test_other_shells_use_a_running_suture_up(tmp_path: Path) -> None:
     ) as process:
         try:
             urls = read_ready_lines(process)
-            # And another shell with a clean environment: no SUTURE_* variable, the same user's home and runtime dir
+            # And another shell with a clean environment: no SUTURE_* variable, the same user's home and
+            # runtime dir
             other = {
                 "PATH": os.environ["PATH"],
                 "HOME": env["HOME"],
@@ -371,7 +375,8 @@ def test_other_shells_use_a_running_suture_up(tmp_path: Path) -> None:
             aio_status, aio_final = aio.stdout.split()
             assert aio_status in ("queued", "running") and aio_final in ("delivered", "soft_delivered")
 
-            # And `suture up --env` hands other tools its settings, password included, which `up` never printed
+            # And `suture up --env` hands other tools its settings, password included, which `up` never
+            # printed
             exports = suture("up", "--env").stdout
             password = urlsplit(dict(_exports(exports))["SUTURE_BROKER_URL"]).password
             assert password and password not in "".join(urls.values()) and "***" in urls["broker"]

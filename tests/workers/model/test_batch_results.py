@@ -1,4 +1,5 @@
-"""A finished batch's files read into one reply per line: priced at the batch rate, untrusted lines checked."""
+"""A finished batch's files read into one reply per line: priced at the batch rate, untrusted lines
+checked."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def line(custom_id: str, status: int | None, body: Any = None, error: Any = None
 
 
 def test_each_line_of_the_round_gets_one_reply() -> None:
-    # Given an output file (one answer, a stranger's line, garbage) and an error file (a 500, a 400, an expired line)
+    # Given an output file (one answer, a stranger's line, garbage) and an error file (a 500, a 400, an
+    # expired line)
     models = {c: "gpt-5-mini" for c in ("ok", "failed", "refused", "expired", "missing")}
     output = "\n".join(
         [

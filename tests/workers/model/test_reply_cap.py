@@ -1,4 +1,5 @@
-"""Replies sized to what they ask for: through the real openai SDK to the simulator, and suture's budget in Redis.
+"""Replies sized to what they ask for: through the real openai SDK to the simulator, and suture's budget in
+Redis.
 
 The simulator (a simulation) cuts a reply off at the request's ``max_completion_tokens``
 (``finish_reason`` length) and meters each admitted request as OpenAI does: its prompt plus its
@@ -42,7 +43,8 @@ def _call(expected: int | None) -> ModelCall:
         messages=[
             {
                 "role": "user",
-                "content": f"Write exactly 2 questions, each with exactly 4 options.\n<document>\n{DOC}\n</document>",
+                "content": "Write exactly 2 questions, each with exactly 4 "
+                f"options.\n<document>\n{DOC}\n</document>",
             }
         ],
         schema_name="quiz",
@@ -151,7 +153,8 @@ def _provider_tokens(url: str) -> int:
 
 
 def _budget_tokens(store: redis.Redis, key: str) -> float:
-    """The budget's token level now: its stored level plus the refill since it was written (on Redis' clock)."""
+    """The budget's token level now: its stored level plus the refill since it was written (on Redis'
+    clock)."""
     tokens, at = store.hmget(key, "tok", "at")
     seconds, micros = store.time()
     now_ms = seconds * 1000 + micros / 1000

@@ -9,8 +9,12 @@ from suture.workers.reports.progress import BatchProgress
 
 
 def _result(status: str, attempts: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"status": status, "attempts": attempts, "usage": {"input_tokens": 100, "output_tokens": 50},
-            "cost_usd": 0.002}  # fmt: skip
+    return {
+        "status": status,
+        "attempts": attempts,
+        "usage": {"input_tokens": 100, "output_tokens": 50},
+        "cost_usd": 0.002,
+    }
 
 
 NANO = {"mode": "full", "model": "gpt-5-nano"}

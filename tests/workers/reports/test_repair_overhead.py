@@ -40,5 +40,10 @@ def test_overall_is_the_ratio_of_sums_and_the_distribution_is_per_quiz() -> None
 def test_no_valid_quiz_has_no_overhead() -> None:
     summary = repair_overhead([job("failed", [0.001], [1.0])])
     assert summary == {
-        "quizzes": 0, "overall": None, "median": None, "p90": None, "max": None, "wall_time_ratio_median": None,
-    }  # fmt: skip
+        "quizzes": 0,
+        "overall": None,
+        "median": None,
+        "p90": None,
+        "max": None,
+        "wall_time_ratio_median": None,
+    }

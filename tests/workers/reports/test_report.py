@@ -18,12 +18,22 @@ def attempt(
     n: int, mode: str, model: str, failures: list[dict[str, Any]], tier: int | None = None
 ) -> dict[str, Any]:
     return {
-        "n": n, "step": n, "mode": mode, "model": model, "reasoning_effort": "low", "targets": [],
-        "patch": [], "rolled_back": [], "failures": failures,
+        "n": n,
+        "step": n,
+        "mode": mode,
+        "model": model,
+        "reasoning_effort": "low",
+        "targets": [],
+        "patch": [],
+        "rolled_back": [],
+        "failures": failures,
         "usage": {"input_tokens": 1000, "output_tokens": 500, "reasoning_tokens": 100},
-        "cost_usd": 0.001, "latency_ms": 1000.0, "transport_retries": 0, "example_tier": tier,
+        "cost_usd": 0.001,
+        "latency_ms": 1000.0,
+        "transport_retries": 0,
+        "example_tier": tier,
         "outcome": "valid" if not failures else "invalid",
-    }  # fmt: skip
+    }
 
 
 @pytest.mark.parametrize(
@@ -37,13 +47,17 @@ def test_step_labels_read_the_same_for_numbered_and_labelled_steps(step: Any, ex
 def result(job: str, status: str, attempts: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
     final = attempts[-1]["failures"] if attempts else []
     return {
-        "job_id": job, "status": status, "reason": extra.get("reason", status),
+        "job_id": job,
+        "status": status,
+        "reason": extra.get("reason", status),
         "output": None if status in ("failed", "refused") else {"title": "t", "questions": []},
-        "failures": final if status == "soft_delivered" else [], "attempts": attempts,
+        "failures": final if status == "soft_delivered" else [],
+        "attempts": attempts,
         "usage": {"input_tokens": 1000 * len(attempts), "output_tokens": 500 * len(attempts)},
         "cost_usd": extra.get("cost_usd", 0.001 * len(attempts)),
-        "latency_ms": extra.get("latency_ms", 1000.0 * len(attempts)), "simulated": extra.get("simulated", True),
-    }  # fmt: skip
+        "latency_ms": extra.get("latency_ms", 1000.0 * len(attempts)),
+        "simulated": extra.get("simulated", True),
+    }
 
 
 FIRST = result("j1", "delivered", [attempt(1, "full", "gpt-5-nano", [], tier=1)])
@@ -64,9 +78,14 @@ SOURCE = {"file": "examples/<b>x</b>.md", "section": 1, "title": None, "pages": 
 
 @pytest.mark.parametrize(
     ("res", "expected"),
-    [(FIRST, "first_try"), (SURGICAL, "repaired_surgically"), (ESCALATED, "escalated"), (SOFT, "soft_delivered"),
-     (FAILED, "failed")],
-)  # fmt: skip
+    [
+        (FIRST, "first_try"),
+        (SURGICAL, "repaired_surgically"),
+        (ESCALATED, "escalated"),
+        (SOFT, "soft_delivered"),
+        (FAILED, "failed"),
+    ],
+)
 def test_each_result_has_one_outcome(res: dict[str, Any], expected: str) -> None:
     assert outcome(res) == expected
 
@@ -83,9 +102,16 @@ def test_summary_counts_rates_and_costs() -> None:
     # Given five jobs and one skipped file
     summary = _report().summary()
     # Then the required keys carry the totals
-    assert {k: summary[k] for k in ("total", "delivered", "soft_delivered", "failed", "refused", "skipped")} == {
-        "total": 6, "delivered": 3, "soft_delivered": 1, "failed": 1, "refused": 0, "skipped": 1,
-    }  # fmt: skip
+    assert {
+        k: summary[k] for k in ("total", "delivered", "soft_delivered", "failed", "refused", "skipped")
+    } == {
+        "total": 6,
+        "delivered": 3,
+        "soft_delivered": 1,
+        "failed": 1,
+        "refused": 0,
+        "skipped": 1,
+    }
     assert summary["cost_usd"] == pytest.approx(0.001 * 7)
     assert summary["simulated"] is True and "SIMULATION" in summary["notice"]
     assert summary["rates"]["first_pass"] == 0.2 and summary["rates"]["failure"] == 0.2
@@ -118,8 +144,10 @@ def test_a_quiz_repaired_by_a_deterministic_fix_alone_is_counted_as_fixed() -> N
 def test_failure_codes_say_which_step_fixed_them() -> None:
     codes = _report().summary()["failure_codes"]
     assert codes["imbalanced_options"] == {
-        "occurrences": 2, "fixed_by": {"2:surgical:gpt-5-nano@low": 1}, "remaining": 1,
-    }  # fmt: skip
+        "occurrences": 2,
+        "fixed_by": {"2:surgical:gpt-5-nano@low": 1},
+        "remaining": 1,
+    }
     assert codes["answer_position_skew"]["fixed_by"] == {
         "2:surgical:gpt-5-nano@low": 1,
         "2:full:gpt-5-mini@low": 1,

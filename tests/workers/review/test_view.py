@@ -18,24 +18,51 @@ def result_with(
     questions = [repaired_question(0), balanced_question(1), imbalanced_question(2)]
     questions[1] = questions[1] | {"explanation": HOSTILE}
     return {
-        "job_id": "f" * 32, "status": status, "reason": "retries ran out",
+        "job_id": "f" * 32,
+        "status": status,
+        "reason": "retries ran out",
         "output": {"title": f"Quiz {HOSTILE}", "questions": questions},
-        "failures": failures, "attempts": attempts, "cost_usd": 0.001, "simulated": True, "round": 0,
-    }  # fmt: skip
+        "failures": failures,
+        "attempts": attempts,
+        "cost_usd": 0.001,
+        "simulated": True,
+        "round": 0,
+    }
 
 
 FAILURE = {"kind": "rule", "pointer": "/questions/2/options", "code": "imbalanced_options", "message": "long"}
 ATTEMPTS = [
-    {"n": 1, "mode": "full", "model": "gpt-5-nano", "outcome": "improved", "patch": [],
-     "failures": [FAILURE | {"pointer": "/questions/0/options"}, FAILURE]},
-    {"n": 2, "mode": "surgical", "model": "gpt-5-nano", "outcome": "improved", "failures": [FAILURE],
-     "slices": [
-         {"pointer": "/questions/0", "sent": imbalanced_question(0), "received": {"value": repaired_question(0)},
-          "status": "applied"},
-         {"pointer": "/questions/2", "sent": imbalanced_question(2), "received": imbalanced_question(2),
-          "status": "rolled_back", "detail": "correct_answer_text changed"},
-     ]},
-]  # fmt: skip
+    {
+        "n": 1,
+        "mode": "full",
+        "model": "gpt-5-nano",
+        "outcome": "improved",
+        "patch": [],
+        "failures": [FAILURE | {"pointer": "/questions/0/options"}, FAILURE],
+    },
+    {
+        "n": 2,
+        "mode": "surgical",
+        "model": "gpt-5-nano",
+        "outcome": "improved",
+        "failures": [FAILURE],
+        "slices": [
+            {
+                "pointer": "/questions/0",
+                "sent": imbalanced_question(0),
+                "received": {"value": repaired_question(0)},
+                "status": "applied",
+            },
+            {
+                "pointer": "/questions/2",
+                "sent": imbalanced_question(2),
+                "received": imbalanced_question(2),
+                "status": "rolled_back",
+                "detail": "correct_answer_text changed",
+            },
+        ],
+    },
+]
 
 
 def test_failures_sit_at_their_question_and_each_question_has_its_history() -> None:
@@ -65,14 +92,38 @@ def test_the_page_escapes_every_untrusted_string_and_marks_what_it_must() -> Non
 def test_an_options_slice_and_a_deterministic_fix_read_as_what_they_changed() -> None:
     # Given question 0 repaired by its option list, then moved by a deterministic fix
     attempts = [
-        {"n": 1, "mode": "full", "model": "gpt-5-nano", "outcome": "improved", "patch": [],
-         "failures": [FAILURE | {"pointer": "/questions/0/options"}]},
-        {"n": 2, "mode": "surgical", "model": "gpt-5-nano", "outcome": "improved", "failures": [],
-         "slices": [{"pointer": "/questions/0/options", "sent": imbalanced_question(0)["options"],
-                     "received": {"value": repaired_question(0)["options"]}, "status": "applied"}]},
-        {"n": 3, "mode": "fix", "model": "fixer", "outcome": "valid", "failures": [],
-         "patch": [{"op": "replace", "path": "/questions/0/correct_answer_index", "value": 1}]},
-    ]  # fmt: skip
+        {
+            "n": 1,
+            "mode": "full",
+            "model": "gpt-5-nano",
+            "outcome": "improved",
+            "patch": [],
+            "failures": [FAILURE | {"pointer": "/questions/0/options"}],
+        },
+        {
+            "n": 2,
+            "mode": "surgical",
+            "model": "gpt-5-nano",
+            "outcome": "improved",
+            "failures": [],
+            "slices": [
+                {
+                    "pointer": "/questions/0/options",
+                    "sent": imbalanced_question(0)["options"],
+                    "received": {"value": repaired_question(0)["options"]},
+                    "status": "applied",
+                }
+            ],
+        },
+        {
+            "n": 3,
+            "mode": "fix",
+            "model": "fixer",
+            "outcome": "valid",
+            "failures": [],
+            "patch": [{"op": "replace", "path": "/questions/0/correct_answer_index", "value": 1}],
+        },
+    ]
     view = build_view(result_with(attempts, [], "delivered"), document(3))
     history = view.questions[0].history
     # Then the slice shows the option lists before and after, and the fix what it changed

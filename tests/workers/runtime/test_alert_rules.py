@@ -1,4 +1,5 @@
-"""The shipped Prometheus alert rules load, fire as their unit tests say, and name only series suture exports."""
+"""The shipped Prometheus alert rules load, fire as their unit tests say, and name only series suture
+exports."""
 
 from __future__ import annotations
 

@@ -37,7 +37,8 @@ def test_a_soft_delivery_alert_names_the_failures_reason_policy_source_and_the_f
     scripted_model: Callable[..., Any],
     sentry_endpoint: SentryEndpoint,
 ) -> None:
-    # Given a worker with SENTRY_DSN set (tracing every job) and a model that always leaves one question imbalanced
+    # Given a worker with SENTRY_DSN set (tracing every job) and a model that always leaves one question
+    # imbalanced
     model = scripted_model(questions=4, imbalanced=1)
     stack = celery_stack(
         model.base_url, SENTRY_DSN=sentry_endpoint.dsn, SUTURE_SENTRY__TRACES_SAMPLE_RATE="1"
@@ -112,7 +113,8 @@ def test_a_401_and_a_deadline_land_in_different_groups_each_with_its_cause(
     late = enqueue("quiz", DOCUMENT, questions=4, settings=settings)
     deadline = late.result(timeout_s=30)
 
-    # Then each failed for its own cause, the deadline's reason with the job's real deadline and the call cut short
+    # Then each failed for its own cause, the deadline's reason with the job's real deadline and the call cut
+    # short
     assert (auth["status"], auth["cause"]) == ("failed", "auth")
     assert (deadline["status"], deadline["cause"]) == ("failed", "deadline")
     assert deadline["reason"] == "deadline of 2 s passed while attempt:1 was still running"

@@ -219,7 +219,8 @@ def test_a_batchs_last_few_jobs_go_at_once_beside_the_jobs_in_flight(stack: Cele
 
 
 class FullBulkQueue(Queue):
-    """A model queue whose bulk side holds its ready target, the interactive side nothing; counts its reads."""
+    """A model queue whose bulk side holds its ready target, the interactive side nothing; counts its
+    reads."""
 
     reads = 0
 

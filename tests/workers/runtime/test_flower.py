@@ -131,7 +131,8 @@ def test_flower_shows_progress_while_a_job_runs_and_how_each_job_ended(
     from suture.workers.store.job_store import get_store
     from tests.workers.runtime.corrupt import CANARY, corrupt_job
 
-    # Given a worker without Sentry, Flower on its broker, and a slow model that always leaves one question imbalanced
+    # Given a worker without Sentry, Flower on its broker, and a slow model that always leaves one question
+    # imbalanced
     model = scripted_model(questions=4, imbalanced=1, latency_s=1.5)
     stack = celery_stack(model.base_url)
     worker = stack.start_worker(concurrency=4)

@@ -1,4 +1,5 @@
-"""Prometheus metrics scraped from real workers after a batch, parsed with prometheus_client, match report.json."""
+"""Prometheus metrics scraped from real workers after a batch, parsed with prometheus_client, match
+report.json."""
 
 from __future__ import annotations
 

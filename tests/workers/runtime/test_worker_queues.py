@@ -50,7 +50,8 @@ def test_a_model_worker_reports_its_bulk_slots_with_its_heartbeat_and_a_control_
     # Given a model worker of 10 slots (one kept free of bulk calls) and a control worker
     stack.start_worker(concurrency=10, queues=",".join(ALL_QUEUES))
     stack.start_worker(concurrency=4, queues="suture.control")
-    # When both have beaten / Then the dispatcher reads 9 bulk slots: the model worker's, not the control one's
+    # When both have beaten / Then the dispatcher reads 9 bulk slots: the model worker's, not the control
+    # one's
     deadline = time.monotonic() + 20
     while len(store.redis.zrange(f"{store.prefix}:workers", 0, -1)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)

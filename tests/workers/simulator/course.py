@@ -27,7 +27,10 @@ and the energy in food chains.
 
 def quiz_messages(document: str = PHOTOSYNTHESIS, questions: int = 15, extra: str = "") -> list[Any]:
     """A full quiz prompt in the shared prompt format."""
-    user = f"Write exactly {questions} questions, each with exactly 4 options.{extra}\n<document>\n{document}\n</document>"
+    user = (
+        f"Write exactly {questions} questions, each with exactly 4 "
+        f"options.{extra}\n<document>\n{document}\n</document>"
+    )
     return [{"role": "system", "content": "You write quizzes."}, {"role": "user", "content": user}]
 
 

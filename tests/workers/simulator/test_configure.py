@@ -53,7 +53,8 @@ def test_yaml_and_env_reach_the_server_and_arguments_win(
     # Given a YAML with a chaos profile, one fault share and a cache idle time, and ENV on top of it
     config = isolated / "custom.yaml"
     config.write_text(
-        "simulator:\n  profile: chaos\n  prompt_cache_idle_s: 60\n  faults:\n    empty: 0.2\n    refusal: 0.1\n"
+        "simulator:\n  profile: chaos\n  prompt_cache_idle_s: 60\n  faults:\n    empty: 0.2\n    refusal: "
+        "0.1\n"
     )
     monkeypatch.setenv("SUTURE_SIMULATOR__FAULTS__REFUSAL", "0")
     monkeypatch.setenv("SUTURE_SIMULATOR__PROMPT_CACHE_MAX_ENTRIES", "50")

@@ -61,12 +61,22 @@ def test_faults_scale_with_the_models_bias_and_perfect_writes_none() -> None:
 
 
 def test_a_slice_keeps_the_invariants_its_prompt_lists() -> None:
-    extra = '\n<slice pointer="/cards/1">{}</slice>\n<invariants>\n- /cards/1/topic must stay exactly "ice"\n</invariants>'
+    extra = (
+        '\n<slice pointer="/cards/1">{}</slice>\n<invariants>\n- /cards/1/topic must stay exactly '
+        '"ice"\n</invariants>'
+    )
     prompt = _prompt(extra, "cards_slice")
     value = {"topic": "water", "front": "Q?", "back": "A"}
     assert keep_invariants(value, prompt)["topic"] == "ice"
-    schema = {"type": "object", "properties": {"value": {"type": "object", "properties": {
-        "topic": {"type": "string"}, "front": {"type": "string"}}}}}  # fmt: skip
+    schema = {
+        "type": "object",
+        "properties": {
+            "value": {
+                "type": "object",
+                "properties": {"topic": {"type": "string"}, "front": {"type": "string"}},
+            }
+        },
+    }
     profile = get_profile("realistic")
     reply = write_generic_slice(
         schema, prompt, profile.traits("gpt-5-nano"), profile, random.Random(0), "low"

@@ -23,7 +23,8 @@ def test_any_document_gives_a_well_formed_quiz(document: str, questions: int, op
     messages = [
         {
             "role": "user",
-            "content": f"Write exactly {questions} questions with exactly {options} options.\n<document>\n{document}\n</document>",
+            "content": f"Write exactly {questions} questions with exactly {options} "
+            f"options.\n<document>\n{document}\n</document>",
         }
     ]
     # When the simulated model writes the quiz
@@ -52,7 +53,10 @@ def test_any_document_gives_a_well_formed_quiz(document: str, questions: int, op
 )
 def test_any_slice_content_gets_a_value_reply(slice_text: str) -> None:
     # Given a surgical request whose slice holds arbitrary (possibly broken) content
-    content = f'<document>\nCells divide by mitosis in the growing tissue of plants.\n</document>\n<slice pointer="/questions/0">{slice_text}</slice>'
+    content = (
+        "<document>\nCells divide by mitosis in the growing tissue of plants.\n</document>\n<slice "
+        f'pointer="/questions/0">{slice_text}</slice>'
+    )
     prompt = read_prompt([{"role": "user", "content": content}], "quiz_slice")
     # When it is answered, Then the reply is a {"value": ...} object
     assert set(write_slice(prompt, TRAITS, PROFILE, seeded(1, slice_text))) == {"value"}
@@ -145,7 +149,8 @@ def test_a_duplicate_whose_answer_is_named_nowhere_else_is_reworded_around_it() 
     quote = "The storming of the Tuileries palace ended the reign of the last king of France in August."
     document = f"{SHORT} {quote}"
     first = {
-        "question": f'Which term completes this statement from the document: "{quote.replace("Tuileries", "_____")}"?',
+        "question": "Which term completes this statement from the document: "
+        f'"{quote.replace("Tuileries", "_____")}"?',
         "options": ["Tuileries", "Thermidor", "Versailles", "Bastille"],
         "correct_answer_index": 0,
         "correct_answer_text": "Tuileries",

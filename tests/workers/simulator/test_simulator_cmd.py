@@ -1,4 +1,5 @@
-"""``suture simulator`` as a user runs it: labelled, URL first on stdout, clean stop on SIGTERM, configured."""
+"""``suture simulator`` as a user runs it: labelled, URL first on stdout, clean stop on SIGTERM,
+configured."""
 
 from __future__ import annotations
 

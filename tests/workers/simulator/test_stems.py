@@ -55,7 +55,8 @@ def test_the_realistic_nano_has_each_habit() -> None:
     ("stem", "answer", "codes", "check"),
     [
         (
-            'Which term completes this statement from the document: "The _____ dilemma, as in the prisoners dilemma."?',
+            'Which term completes this statement from the document: "The _____ dilemma, as in the prisoners '
+            'dilemma."?',
             "prisoners",
             {"answer_in_stem"},
             lambda s: "prisoners" not in s and "_____" in s,

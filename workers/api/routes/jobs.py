@@ -89,10 +89,17 @@ async def create_job(
 def _enqueue(fields: JobRequest, key: str | None, tenant: str, settings: Settings) -> tuple[str, Any]:
     """Enqueue through the producer API and read the job's status, in one trip to the thread pool."""
     handle = producer.enqueue(
-        fields.contract, fields.input, questions=fields.questions, params=fields.knobs(),
-        policy=fields.policy, callback=fields.callback, idempotency_key=key, tenant=tenant, priority=fields.priority,
+        fields.contract,
+        fields.input,
+        questions=fields.questions,
+        params=fields.knobs(),
+        policy=fields.policy,
+        callback=fields.callback,
+        idempotency_key=key,
+        tenant=tenant,
+        priority=fields.priority,
         settings=settings,
-    )  # fmt: skip
+    )
     return handle.id, handle.status()
 
 
@@ -150,8 +157,12 @@ async def _upload_fields(request: Request) -> JobRequest:
         await form.close()
 
 
-@router.get("/jobs/{job_id}", response_model=JobView, summary="A job's status and result",
-            responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
+@router.get(
+    "/jobs/{job_id}",
+    response_model=JobView,
+    summary="A job's status and result",
+    responses=problem_responses(401, 404, 422, 429, 503),
+)
 def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
     """The job's status, and its result once finished (the same keys as ``suture result``); another
     key's job is a 404, as if it did not exist."""
@@ -163,16 +174,24 @@ def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
     return JobView(job_id=job_id, status=status, result=result, callback=delivery)
 
 
-@router.get("/jobs/{job_id}/trace", response_model=TraceView, summary="Every attempt of a job",
-            responses=problem_responses(401, 404, 422, 429, 503))  # fmt: skip
+@router.get(
+    "/jobs/{job_id}/trace",
+    response_model=TraceView,
+    summary="Every attempt of a job",
+    responses=problem_responses(401, 404, 422, 429, 503),
+)
 def read_trace(request: Request, job_id: JobId, caller: ApiCaller) -> TraceView:
     """Every attempt so far, across resumes, oldest first (as ``suture trace``); another key's job: 404."""
     handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
     return TraceView(job_id=job_id, attempts=handle.trace())
 
 
-@router.post("/jobs/{job_id}/cancel", response_model=Cancelled, summary="Cancel a job",
-             responses=problem_responses(401, 404, 409, 413, 422, 429, 503))  # fmt: skip
+@router.post(
+    "/jobs/{job_id}/cancel",
+    response_model=Cancelled,
+    summary="Cancel a job",
+    responses=problem_responses(401, 404, 409, 413, 422, 429, 503),
+)
 def cancel_job(
     request: Request, job_id: JobId, caller: ApiCaller, body: CancelRequest | None = None
 ) -> Cancelled:
@@ -188,9 +207,13 @@ def cancel_job(
     return Cancelled(job_id=job_id)
 
 
-@router.post("/jobs/{job_id}/resume", status_code=202, response_model=JobAccepted,
-             summary="Resume a soft-delivered job with feedback",
-             responses={202: {"headers": LOCATION}, **problem_responses(401, 404, 409, 413, 422, 429, 503)})  # fmt: skip
+@router.post(
+    "/jobs/{job_id}/resume",
+    status_code=202,
+    response_model=JobAccepted,
+    summary="Resume a soft-delivered job with feedback",
+    responses={202: {"headers": LOCATION}, **problem_responses(401, 404, 409, 413, 422, 429, 503)},
+)
 def resume_job(
     request: Request, response: Response, job_id: JobId, caller: ApiCaller, body: ResumeRequest
 ) -> JobAccepted:

@@ -53,22 +53,33 @@ def _page(html: str) -> HTMLResponse:
     return HTMLResponse(html, headers=HEADERS)
 
 
-@router.get("", response_class=HTMLResponse, summary="Quizzes waiting for review",
-            responses={200: HTML, **problem_responses(401, 429, 503)})  # fmt: skip
+@router.get(
+    "",
+    response_class=HTMLResponse,
+    summary="Quizzes waiting for review",
+    responses={200: HTML, **problem_responses(401, 429, 503)},
+)
 def review_index(request: Request, caller: Viewer) -> HTMLResponse:
     """The soft-delivered jobs waiting for a person, newest first."""
     jobs = waiting(get_store(service(request).settings), tenant=caller.tenant)
     items = [index_item(w.view, f"/review/jobs/{w.view.job_id}", when=w.when) for w in jobs]
     html = render_index(
-        "Quizzes waiting for review", items,
-        intro="Soft-delivered: the retries ran out with failures left. Accept, resume with feedback, or cancel.",
-        empty="No quiz is waiting for review.", simulated=any(w.view.simulated for w in jobs),
-    )  # fmt: skip
+        "Quizzes waiting for review",
+        items,
+        intro="Soft-delivered: the retries ran out with failures left. Accept, resume with feedback, or "
+        "cancel.",
+        empty="No quiz is waiting for review.",
+        simulated=any(w.view.simulated for w in jobs),
+    )
     return _page(html)
 
 
-@router.get("/jobs/{job_id}", response_class=HTMLResponse, summary="A job's quiz, failures and repairs",
-            responses={200: HTML, **problem_responses(401, 404, 422, 429, 503)})  # fmt: skip
+@router.get(
+    "/jobs/{job_id}",
+    response_class=HTMLResponse,
+    summary="A job's quiz, failures and repairs",
+    responses={200: HTML, **problem_responses(401, 404, 422, 429, 503)},
+)
 def review_job(
     request: Request, job_id: JobId, caller: Viewer, notice: Annotated[Notice | None, Query()] = None
 ) -> HTMLResponse:
@@ -81,14 +92,20 @@ def review_job(
         return _page(render_index(f"Job {job_id}", [], empty=pending, notice=NOTICES.get(notice or "")))
     base = f"/review/jobs/{job_id}"
     actions = ActionForms(
-        accept=f"{base}/accept", resume=f"{base}/resume", cancel=f"{base}/cancel",
+        accept=f"{base}/accept",
+        resume=f"{base}/resume",
+        cancel=f"{base}/cancel",
         token=caller.form_token(f"review:{job_id}"),
-    )  # fmt: skip
+    )
     return _page(render_job(view, actions=actions, back="/review", notice=NOTICES.get(notice or "")))
 
 
-@router.post("/jobs/{job_id}/accept", status_code=303, summary="Accept a soft-delivered quiz as it is",
-             responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)})  # fmt: skip
+@router.post(
+    "/jobs/{job_id}/accept",
+    status_code=303,
+    summary="Accept a soft-delivered quiz as it is",
+    responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)},
+)
 def review_accept(request: Request, job_id: JobId, caller: Viewer, token: Token) -> RedirectResponse:
     """The job becomes ``delivered`` with ``reviewed: true`` in its result."""
     _check_form(request, caller, job_id, token)
@@ -96,8 +113,12 @@ def review_accept(request: Request, job_id: JobId, caller: Viewer, token: Token)
     return _back(job_id, "accepted")
 
 
-@router.post("/jobs/{job_id}/resume", status_code=303, summary="Resume a soft-delivered job with feedback",
-             responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)})  # fmt: skip
+@router.post(
+    "/jobs/{job_id}/resume",
+    status_code=303,
+    summary="Resume a soft-delivered job with feedback",
+    responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)},
+)
 def review_resume(
     request: Request,
     job_id: JobId,
@@ -111,10 +132,15 @@ def review_resume(
     return _back(job_id, "resumed")
 
 
-@router.post("/jobs/{job_id}/cancel", status_code=303, summary="Cancel a job from its page",
-             responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)})  # fmt: skip
+@router.post(
+    "/jobs/{job_id}/cancel",
+    status_code=303,
+    summary="Cancel a job from its page",
+    responses={**REDIRECT, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)},
+)
 def review_cancel(request: Request, job_id: JobId, caller: Viewer, token: Token) -> RedirectResponse:
-    """Cancel the job: a soft-delivered one becomes ``cancelled`` (its output withdrawn), an unfinished one stops."""
+    """Cancel the job: a soft-delivered one becomes ``cancelled`` (its output withdrawn), an unfinished one
+    stops."""
     _check_form(request, caller, job_id, token)
     settings = service(request).settings
     if producer.get_job(job_id, settings, tenant=caller.tenant).status() == "soft_delivered":

@@ -19,9 +19,13 @@ from suture.workers.store.job_store import get_store
 router = APIRouter(tags=["service"])
 
 
-@router.get("/v1/stats", response_model=Stats, summary="Waiting messages and unfinished jobs",
-            dependencies=[Depends(BEARER), Depends(api_caller)],
-            responses=problem_responses(401, 429, 503))  # fmt: skip
+@router.get(
+    "/v1/stats",
+    response_model=Stats,
+    summary="Waiting messages and unfinished jobs",
+    dependencies=[Depends(BEARER), Depends(api_caller)],
+    responses=problem_responses(401, 429, 503),
+)
 def stats(request: Request) -> Stats:
     """Messages ready per queue (``null`` if the broker cannot be read) and unfinished / overdue jobs."""
     return Stats.model_validate(service_stats(service(request).settings))
@@ -34,8 +38,12 @@ def metrics(request: Request) -> Response:
     return Response(body, media_type=content_type)
 
 
-@router.get("/healthz", response_model=Health, summary="Liveness: store and broker reachable",
-            responses={503: {"model": Health, "description": "The store or the broker does not answer"}})  # fmt: skip
+@router.get(
+    "/healthz",
+    response_model=Health,
+    summary="Liveness: store and broker reachable",
+    responses={503: {"model": Health, "description": "The store or the broker does not answer"}},
+)
 def health(request: Request) -> JSONResponse:
     """200 when the job store and the broker answer, else 503 saying which does not."""
     settings = service(request).settings
