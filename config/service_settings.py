@@ -27,7 +27,8 @@ class ApiSettings(_Section):
     max_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
     # Requests per minute per key, shared by every API process through Redis (0: no limit).
     rate_limit_per_minute: int = Field(0, ge=0)
-    # Open connections per server process; past it uvicorn answers 503 (300 half-sent headers held nothing shut).
+    # Open connections per server process; past it uvicorn answers 503 (300 half-sent headers held nothing
+    # shut).
     max_connections: int = Field(1000, ge=1)
     # Server processes sharing the port (`suture serve --workers`).
     workers: int = Field(1, ge=1, le=64)

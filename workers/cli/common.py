@@ -59,7 +59,8 @@ def producer_settings(args: argparse.Namespace) -> Settings:
 
 
 def add_follow_symlinks(parser: argparse.ArgumentParser) -> None:
-    """Add ``--follow-symlinks``: read a symbolic link named on the command line (never one inside a folder)."""
+    """Add ``--follow-symlinks``: read a symbolic link named on the command line (never one inside a
+    folder)."""
     parser.add_argument(
         "--follow-symlinks",
         action="store_true",

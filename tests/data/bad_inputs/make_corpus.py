@@ -50,7 +50,7 @@ def write_outputs() -> int:
         if finish:
             entry["finish_reason"] = finish
         manifest[name] = entry
-    header = ("# model outputs: <name>.out -> the failure kind (and code) Contract.validate must report; ok = " "valid\n")
+    header = ("# model outputs: <name>.out -> the failure kind (and code) Contract.validate must report; ok " "= " "valid\n")
     (folder / "manifest.yaml").write_text(header + yaml.safe_dump(manifest, sort_keys=True), encoding="utf-8")
     return len(manifest)
 
@@ -76,7 +76,7 @@ def write_configs() -> int:
     for name, (text, kind, expected) in config_cases().items():
         (folder / name).write_bytes(text.encode("utf-8"))
         manifest[name] = {"loader": kind, "error_contains": expected}
-    header = ("# configs and policies: file -> which loader (settings/policy/eval) and what its one-line " "error says\n")
+    header = ("# configs and policies: file -> which loader (settings/policy/eval) and what its one-line " "error " "says\n")
     (folder / "manifest.yaml").write_text(header + yaml.safe_dump(manifest, sort_keys=True), encoding="utf-8")
     return len(manifest)
 
