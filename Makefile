@@ -4,13 +4,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 BENCH_STAMP := $(VENV)/.installed-bench
+# The exact versions every install here uses (pyproject.toml keeps the ranges); `make constraints` renews it.
+CONSTRAINTS := requirements/constraints.txt
 
-.PHONY: run test test-fast check format bench soak clean browser promtool clients
+.PHONY: run test test-fast check format bench soak clean browser promtool clients constraints
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[all,dev]'
+	$(BIN)/python -m pip install -q -c $(CONSTRAINTS) -e '.[all,dev]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -90,7 +92,7 @@ format: $(STAMP)
 
 # The peers suture is compared with (Instructor, pydantic-ai) are the `bench` extra: never a runtime dependency.
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install -q -e '.[all,dev,bench]'
+	$(BIN)/python -m pip install -q -c $(CONSTRAINTS) -e '.[all,dev,bench]'
 	touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
@@ -98,6 +100,18 @@ bench: $(BENCH_STAMP)
 
 soak: $(STAMP)
 	$(BIN)/python -m pytest -m soak tests/reliability
+
+# Renew the pinned versions: resolve every extra afresh in a throwaway venv and freeze it (review the diff).
+constraints:
+	rm -rf .venv-constraints
+	$(PYTHON) -m venv .venv-constraints
+	.venv-constraints/bin/python -m pip install -q --upgrade pip
+	.venv-constraints/bin/python -m pip install -q '.[all,dev,bench]'
+	{ sed -n '/^#/p' $(CONSTRAINTS); \
+	  .venv-constraints/bin/python -m pip freeze --exclude-editable | grep -iv '^suture[= @]'; \
+	} > $(CONSTRAINTS).new
+	mv $(CONSTRAINTS).new $(CONSTRAINTS)
+	rm -rf .venv-constraints
 
 clean:
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .import_linter_cache tests/clients/typescript/node_modules
