@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from suture.config.settings import Settings
 from suture.contracts.contract import Contract
-from suture.contracts.declarative_rules import Rule, rule_failures
+from suture.contracts.declarative_rules import RULE_NAMES, Rule, rule_failures
 from suture.contracts.decoding import schema_failures
 from suture.contracts.errors import ContractError, ContractParamsError
 from suture.contracts.failure import Failure
@@ -165,14 +165,4 @@ def contract_from_definition(data: Any) -> type[Contract]:
 
 def _is_union_tag(part: Any) -> bool:
     """A discriminated union's tag in a pydantic error location (the rule's name), not a key of the file."""
-    return isinstance(part, str) and part in {
-        "unique",
-        "max_words",
-        "min_words",
-        "regex",
-        "in_source",
-        "length_balance",
-        "not_contains",
-        "min_items",
-        "max_items",
-    }
+    return isinstance(part, str) and part in RULE_NAMES

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -111,16 +111,9 @@ Rule = Annotated[
     Unique | MaxWords | MinWords | Regex | InSource | LengthBalance | NotContains | MinItems | MaxItems,
     Field(discriminator="rule"),
 ]
-RULE_NAMES = (
-    "unique",
-    "max_words",
-    "min_words",
-    "regex",
-    "in_source",
-    "length_balance",
-    "not_contains",
-    "min_items",
-    "max_items",
+# The names a file may give in `rule:`, read from each class's tag so the list cannot drift from them.
+RULE_NAMES: frozenset[str] = frozenset(
+    get_args(rule_class.model_fields["rule"].annotation)[0] for rule_class in get_args(get_args(Rule)[0])
 )
 
 
