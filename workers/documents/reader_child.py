@@ -12,15 +12,15 @@ by its parent:
     {"t": "open", "pages": N, "notes": [...]}           the PDF opened (decrypted with "" if needed)
     {"t": "outline", "marks": [[page, title, depth], ...]}  bookmarks of the two top levels (if asked)
     {"t": "page", "n": k, "text": "...", "note": ...}    page k's text ("" and a note if unreadable)
-    {"t": "open"}                                        an Office file: its readers are loaded
     {"t": "unit", "text": "...", "page": ..., "breaks": ..., "title": ..., "level": ...}
-                                                         an Office file's next text unit
+                                                         an Office file's next text unit (a part)
     {"t": "refused", "reason": R, "detail": D}           the file cannot be read (R: a stable code)
     {"t": "over", "limit": "cpu" | "memory"}             the current step ran out of CPU or memory
     {"t": "end"}
 
 A page pypdf cannot parse is skipped with a note, as before; a step over the CPU budget or out of
-memory refuses the whole file (a bomb, not a sloppy page).
+memory refuses the whole file (a bomb, not a sloppy page). An Office file's parts are the units its
+reader yields (a heading's paragraphs, at most 200 at a time; a slide), each a step.
 """
 
 from __future__ import annotations

@@ -27,7 +27,12 @@ from suture.workers.documents.errors import UnreadableDocument
 from suture.workers.documents.office import docx_units
 from suture.workers.documents.office_sandbox import SandboxedOffice, check_package, office_units
 from suture.workers.documents.section import BLOCKS_PER_UNIT
-from tests.fixtures.bombs import docx_paragraph_bomb, docx_text_node_bomb, pptx_text_node_bomb
+from tests.fixtures.bombs import (
+    docx_paragraph_bomb,
+    docx_table_bomb,
+    docx_text_node_bomb,
+    pptx_text_node_bomb,
+)
 from tests.fixtures.processes import run_with_usage
 
 MAX_S = 10.0
@@ -117,6 +122,38 @@ def test_a_bomb_past_the_zip_checks_is_stopped_by_the_confined_readers_limits(
     # ...and the process that read it never held 600 MB
     assert reader.peak_rss_mb is not None and reader.peak_rss_mb < MAX_RSS_MB, reader.peak_rss_mb
     assert reader._process.returncode is not None  # the child is gone, reaped
+
+
+def test_a_table_too_slow_to_read_is_stopped_by_the_cpu_budget_of_a_step(tmp_path: Path) -> None:
+    # Given a 78 KB .docx of one 200,000-cell table (8 s of CPU to read in-process), its zip ratio
+    # let through: small enough to hold, too slow to read
+    path = docx_table_bomb(tmp_path / "table.docx", rows=10_000, columns=20)
+    limits = ReaderLimits(max_zip_ratio=1_000_000)
+
+    # When it is read by the confined reader
+    with pytest.raises(UnreadableDocument) as refused, SandboxedOffice(path, limits) as reader:
+        list(reader.units())
+
+    # Then the step's CPU budget refuses it, naming the setting, within 10 s of CPU and 600 MB
+    assert refused.value.reason == "unreadable"
+    assert "took more than 2 s of CPU (batch.reader.page_cpu_s)" in refused.value.detail
+    assert reader.cpu_s < MAX_S
+    assert reader.peak_rss_mb is not None and reader.peak_rss_mb < MAX_RSS_MB, reader.peak_rss_mb
+
+
+def test_a_part_longer_than_a_record_comes_through_whole(tmp_path: Path) -> None:
+    # Given a Word file whose one paragraph holds 1.5 million characters (more than one record carries)
+    document = docx.Document()
+    document.add_paragraph(LESSON * 20_000)
+    path = tmp_path / "long.docx"
+    document.save(str(path))
+
+    # When it is read by the confined reader (its highly repetitive XML let through)
+    units = list(office_units(path, ReaderLimits(max_zip_ratio=1_000_000)))
+
+    # Then the text arrives whole, in a unit and the ones that continue it
+    assert "".join(u.text for u in units) == (LESSON * 20_000).strip()
+    assert len(units) == 2 and not units[1].breaks and units[1].title is None
 
 
 def test_an_ordinary_word_file_reads_in_the_child_as_in_process(tmp_path: Path) -> None:
