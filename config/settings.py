@@ -177,7 +177,7 @@ class BatchSettings(_Section):
     jobs_in_flight: int = Field(16, ge=1)
     poll_interval_s: float = Field(0.2, gt=0)
     job_timeout_s: float = Field(1800.0, gt=0)
-    reader: ReaderLimits = Field(default_factory=ReaderLimits)  # a PDF is read in a confined process
+    reader: ReaderLimits = Field(default_factory=ReaderLimits)  # PDF, Office: read in a confined process
     auto_questions: AutoQuestions = Field(default_factory=AutoQuestions)  # `--questions auto`
 
 

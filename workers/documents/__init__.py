@@ -18,11 +18,10 @@ shocks"); see ``suture.workers.documents.section``. Titles are plain text (no Ma
 from __future__ import annotations
 
 import hashlib
-import importlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -30,11 +29,11 @@ from typing import Any
 from suture.config.settings import BatchSettings
 from suture.workers.documents.errors import DocumentError, InputNotFound, UnreadableDocument
 from suture.workers.documents.ocr import OCR_INSTALL, missing_ocr_tools, ocr_copy
+from suture.workers.documents.office_sandbox import OFFICE_READERS, office_units
 from suture.workers.documents.packing import pack_sections
 from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
 from suture.workers.documents.section import Section, Unit
 from suture.workers.documents.text import text_problem
-from suture.workers.extras import requiring
 
 __all__ = [
     "SUFFIXES",
@@ -50,18 +49,6 @@ __all__ = [
 ]
 
 SUFFIXES: frozenset[str] = frozenset({".pdf", ".md", ".markdown", ".txt", ".docx", ".pptx", ".odt"})
-_OFFICE_READERS = {".docx": "office.docx_units", ".pptx": "office.pptx_units", ".odt": "odt.odt_units"}
-
-
-def _office_units(path: Path) -> Iterable[Unit]:
-    """The units of a .docx, .pptx or .odt; its readers come with the ``documents`` extra (imported on
-    use)."""
-    module_name, function = _OFFICE_READERS[path.suffix.lower()].split(".")
-    with requiring(f"reading {path.suffix.lower()} files", "documents"):
-        module = importlib.import_module(f"suture.workers.documents.{module_name}")
-
-    reader: Callable[[Path], Iterable[Unit]] = getattr(module, function)
-    return reader(path)
 
 
 @dataclass(frozen=True)
@@ -187,7 +174,7 @@ def _document(
     if suffix == ".pdf":
         del data  # pypdf reads the file itself, page by page
         yield from _pdf_sections(path, source, limits)
-    elif suffix in _OFFICE_READERS:
+    elif suffix in OFFICE_READERS:
         del data
         yield from _office_sections(path, source, limits)
     else:
@@ -210,8 +197,8 @@ def document_text(path: str | Path, limits: BatchSettings) -> str:
     suffix = _supported(path)
     if suffix == ".pdf":
         units: Iterable[Unit] = open_pdf(path, limits.reader).units()
-    elif suffix in _OFFICE_READERS:
-        units = _office_units(path)
+    elif suffix in OFFICE_READERS:
+        units = office_units(path, limits.reader)
     else:
         units = [Unit(decode_text(path, _read_bytes(path, limits)).text)]
     text = "\n\n".join(unit.text for unit in units).strip()
@@ -222,7 +209,7 @@ def document_text(path: str | Path, limits: BatchSettings) -> str:
 
 def _office_sections(path: Path, source: str, limits: BatchSettings) -> Iterator[Section | InputIssue]:
     slides = path.suffix.lower() == ".pptx"
-    units = list(_office_units(path))
+    units = list(office_units(path, limits.reader))
     _require_text(path, sum(len(unit.text.strip()) for unit in units), limits)
     yield from _bounded(source, units, limits, total_pages=None, unit_name="Slide" if slides else None)
 

@@ -3,7 +3,8 @@
 Read with odfpy (the OASIS reference library for Python): the body's headings (``text:h`` with their
 ``outline-level``), paragraphs, lists and tables in order; a heading opens a unit titled with its
 text, as a Word heading does. A file odfpy cannot open (corrupt, not really OpenDocument) raises
-``UnreadableDocument``, never anything else.
+``UnreadableDocument``, never anything else. It runs only in the confined child process
+(``office_sandbox``), never in the process that asked.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from odf.opendocument import load
 from odf.table import TableRow
 
 from suture.workers.documents.errors import UnreadableDocument
-from suture.workers.documents.section import Unit
+from suture.workers.documents.section import Unit, heading_units
 
 _TEXT_NS = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
 _TABLE_NS = "urn:oasis:names:tc:opendocument:xmlns:table:1.0"
@@ -31,24 +32,12 @@ def odt_units(path: Path) -> Iterator[Unit]:
         raise UnreadableDocument(path, "unreadable", "not an OpenDocument file (not a zip package)")
     try:
         body = load(str(path)).text
-        blocks = list(_blocks(body))
+        yield from heading_units(_blocks(body))
     except _OPEN_ERRORS as exc:
         detail = (
             f"not a readable OpenDocument text ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})"
         )
         raise UnreadableDocument(path, "unreadable", detail) from exc
-    lines: list[str] = []
-    title: str | None = None
-    level: int | None = None
-    for depth, text in blocks:
-        if depth is not None and lines:
-            yield Unit("\n".join(lines), breaks=title is not None, title=title, level=level)
-            lines = []
-        if depth is not None:
-            title, level = text, depth
-        lines.append(text)
-    if lines:
-        yield Unit("\n".join(lines), breaks=title is not None, title=title, level=level)
 
 
 def _blocks(node: Any) -> Iterator[tuple[int | None, str]]:

@@ -4,7 +4,8 @@ A .docx is read in body order, paragraphs and tables alike; a paragraph in a hea
 Title style) opens a unit titled with its text, as a markdown heading does. A .pptx gives one unit
 per slide, titled with the slide's title, holding the slide's text and its speaker notes; the
 unit's ``page`` is the slide number. A file python-docx or python-pptx cannot open (corrupt,
-encrypted, not really Office) raises ``UnreadableDocument``, never anything else.
+encrypted, not really Office) raises ``UnreadableDocument``, never anything else. These readers run
+only in the confined child process (``office_sandbox``), never in the process that asked.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from lxml.etree import LxmlError
 from pptx.exc import PackageNotFoundError as PptxPackageError
 
 from suture.workers.documents.errors import UnreadableDocument
-from suture.workers.documents.section import Unit
+from suture.workers.documents.section import Unit, heading_units
 
 # Style ids are not translated ("Heading1" also in a German file whose style *name* is "Überschrift 1").
 # Word derives ids from the localized names with non-ASCII letters dropped ("Título 1" -> "Ttulo1").
@@ -45,24 +46,18 @@ _OPEN_ERRORS = (
 def docx_units(path: Path) -> Iterator[Unit]:
     """The blocks of a Word file, each opening at a heading, with tables as ``a | b | c`` lines."""
     document = _open(path, docx.Document, "Word")
-    block: list[str] = []
-    title: str | None = None
-    level: int | None = None
     try:
-        for item in document.iter_inner_content():
-            text = _table_text(item) if isinstance(item, Table) else item.text.strip()
-            depth = _heading_level(item) if isinstance(item, Paragraph) and text else None
-            if depth is not None and block:
-                yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
-                block = []
-            if depth is not None:
-                title, level = text, depth
-            if text:
-                block.append(text)
+        yield from heading_units(_docx_blocks(document))
     except _OPEN_ERRORS as exc:
         raise UnreadableDocument(path, "unreadable", f"not a readable Word file ({_name(exc)})") from exc
-    if block:
-        yield Unit("\n".join(block), breaks=title is not None, title=title, level=level)
+
+
+def _docx_blocks(document: Any) -> Iterator[tuple[int | None, str]]:
+    """(heading level or None, text) of the body's paragraphs and tables with text, in order."""
+    for item in document.iter_inner_content():
+        text = _table_text(item) if isinstance(item, Table) else item.text.strip()
+        if text:
+            yield (_heading_level(item) if isinstance(item, Paragraph) else None), text
 
 
 def pptx_units(path: Path) -> Iterator[Unit]:

@@ -2,7 +2,8 @@
 
 Every file is untrusted input: a reader never raises anything but ``UnreadableDocument`` for a
 bad file (empty, binary, encrypted, scanned, corrupt), and says how it decoded odd text in notes.
-PDFs are parsed only in a confined child process (``pdf_sandbox``, ``pdf_child``).
+PDF and Office files are parsed only in a confined child process (``sandbox``, ``reader_child``:
+see ``pdf_sandbox`` and ``office_sandbox``).
 """
 
 from __future__ import annotations

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A run of paragraphs without a heading is cut into units of at most this many blocks (see heading_units).
+BLOCKS_PER_UNIT = 200
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,27 @@ class Section:
         """The JSON form written as ``source`` in quizzes.jsonl and the reports."""
         pages = None if self.page_start is None else [self.page_start, self.page_end]
         return {"file": self.source, "section": self.index, "title": self.title, "pages": pages}
+
+
+def heading_units(blocks: Iterable[tuple[int | None, str]]) -> Iterator[Unit]:
+    """Units of a document read as blocks of text, each a heading (with its level) or not (None).
+
+    A heading opens a unit titled with its text, as a markdown heading does. A long run of blocks is
+    cut every ``BLOCKS_PER_UNIT`` blocks into units that continue it (untitled, not breaking; packing
+    joins them back), so the confined reader (``office_sandbox``) yields often: each unit is a step
+    with its own CPU budget, and none holds a whole book.
+    """
+    block: list[str] = []
+    head = Unit("")  # what the next unit opens with: a heading, or nothing (continued text)
+    for depth, text in blocks:
+        if block and (depth is not None or len(block) >= BLOCKS_PER_UNIT):
+            yield replace(head, text="\n".join(block))
+            block, head = [], Unit("")
+        if depth is not None:
+            head = Unit("", breaks=True, title=text, level=depth)
+        block.append(text)
+    if block:
+        yield replace(head, text="\n".join(block))
 
 
 def split_text(text: str, max_chars: int) -> list[str]:

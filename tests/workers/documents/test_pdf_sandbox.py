@@ -9,9 +9,6 @@ wall clock is bounded by ``batch.reader.timeout_s`` (tested on its own below).
 
 from __future__ import annotations
 
-import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +21,7 @@ from suture.workers.documents import Section, iter_documents
 from suture.workers.documents.errors import UnreadableDocument
 from suture.workers.documents.pdf_sandbox import open_pdf
 from tests.fixtures.bombs import dense_page_bomb, pdf_bomb, text_pdf
+from tests.fixtures.processes import run_with_usage
 
 ROOT = Path(__file__).resolve().parents[3]
 MAX_CPU_S = 10.0
@@ -38,20 +36,6 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "pages-inflate-to-70MB": pdf_bomb(folder / "inflating.pdf", pages=10, page_mb=70),
         "72KB-dense-page": dense_page_bomb(folder / "dense.pdf"),
     }
-
-
-def run_with_usage(argv: list[str], cwd: Path) -> tuple[int, resource.struct_rusage]:
-    """Run a command (stdout, stderr to files in ``cwd``); its exit code and rusage, reaped children
-    included."""
-    with (cwd / "stdout").open("w") as out, (cwd / "stderr").open("w") as err:
-        process = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=err)
-        try:
-            _, status, usage = os.wait4(process.pid, 0)  # the kernel's peak RSS: max(own, reaped children)
-        except BaseException:
-            process.kill()
-            raise
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, usage
 
 
 @pytest.mark.parametrize("name", ["pages-inflate-to-70MB", "72KB-dense-page"])

@@ -1,25 +1,31 @@
-"""The process that reads one PDF under resource limits, and the pypdf calls it makes.
+"""The process that reads one document under resource limits, and the reader calls it makes.
 
-Run as a file (``python -I pdf_child.py REQUEST``, see ``pdf_sandbox``), it imports only the
-standard library and pypdf: nothing of suture, nothing from the working directory (``-I``). It
-first caps itself: address space ``memory_mb`` and CPU ``cpu_s`` for the whole file
-(``setrlimit``; the kernel ends the process past them), no core file, no file written, and
-``page_cpu_s`` of CPU for each step (opening, the outline, each page: a profiling timer whose
-signal ends the step). Then it writes ASCII JSON lines on stdout, read by its parent:
+Run as a file (``python -I reader_child.py REQUEST``, see ``sandbox``), isolated from the working
+directory (``-I``). It first caps itself: address space ``memory_mb`` and CPU ``cpu_s`` for the
+whole file (``setrlimit``; the kernel ends the process past them), no core file, no file written,
+and ``page_cpu_s`` of CPU for each step (opening, the outline, each page or part: past it, the
+``SIGXCPU`` the kernel sends ends the step). A PDF is read with pypdf alone (nothing of suture); an
+Office file of ``kind`` ``docx``, ``pptx`` or ``odt`` with suture's own readers (python-docx,
+python-pptx, odfpy), imported after the limits are set. It writes ASCII JSON lines on stdout, read
+by its parent:
 
     {"t": "open", "pages": N, "notes": [...]}           the PDF opened (decrypted with "" if needed)
     {"t": "outline", "marks": [[page, title, depth], ...]}  bookmarks of the two top levels (if asked)
     {"t": "page", "n": k, "text": "...", "note": ...}    page k's text ("" and a note if unreadable)
+    {"t": "unit", "text": "...", "page": ..., "breaks": ..., "title": ..., "level": ...}
+                                                         an Office file's next text unit (a part)
     {"t": "refused", "reason": R, "detail": D}           the file cannot be read (R: a stable code)
     {"t": "over", "limit": "cpu" | "memory"}             the current step ran out of CPU or memory
     {"t": "end"}
 
 A page pypdf cannot parse is skipped with a note, as before; a step over the CPU budget or out of
-memory refuses the whole file (a bomb, not a sloppy page).
+memory refuses the whole file (a bomb, not a sloppy page). An Office file's parts are the units its
+reader yields (a heading's paragraphs, at most 200 at a time; a slide), each a step.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import math
@@ -28,6 +34,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from pypdf import PdfReader
@@ -43,7 +50,7 @@ class OverBudget(Exception):
 
 
 class Refused(Exception):
-    """The PDF cannot be read: ``reason`` is a stable code, ``detail`` says why."""
+    """The file cannot be read: ``reason`` is a stable code, ``detail`` says why."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(f"{reason}: {detail}")
@@ -133,7 +140,7 @@ def page_record(reader: PdfReader, number: int) -> dict[str, Any]:
     return {"t": "page", "n": number, "text": text}
 
 
-def run(request: dict[str, Any]) -> None:
+def run_pdf(request: dict[str, Any]) -> None:
     """Read the PDF the request names, one step per budget, writing records as they are ready."""
     reader, notes = open_reader(request["path"])
     emit({"t": "open", "pages": len(reader.pages), "notes": notes})
@@ -149,6 +156,30 @@ def run(request: dict[str, Any]) -> None:
     emit({"t": "end"})
 
 
+def run_office(request: dict[str, Any]) -> None:
+    """Read the Office file the request names with suture's reader of its kind, one step per unit."""
+    module_name, function = request["reader"]  # office_sandbox.OFFICE_READERS
+    reader = getattr(importlib.import_module(module_name), function)
+    unreadable = importlib.import_module("suture.workers.documents.errors").UnreadableDocument
+    try:
+        for unit in reader(Path(request["path"])):
+            for record in unit_records(unit):
+                emit(record)
+            step_budget(request["page_cpu_s"])
+    except unreadable as exc:
+        raise Refused(exc.reason, exc.detail) from None
+    emit({"t": "end"})
+
+
+def unit_records(unit: Any) -> Iterator[dict[str, Any]]:
+    """A unit as records of at most ``MAX_PAGE_CHARS`` each (one JSON line stays a few MB at most)."""
+    text = unit.text
+    head = {"page": unit.page, "breaks": unit.breaks, "title": unit.title, "level": unit.level}
+    for start in range(0, max(len(text), 1), MAX_PAGE_CHARS):
+        yield {"t": "unit", "text": text[start : start + MAX_PAGE_CHARS], **head}
+        head = {"page": unit.page, "breaks": False, "title": None, "level": None}  # the rest continues it
+
+
 def emit(record: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(record) + "\n")  # ASCII: no character a line reader splits on
     sys.stdout.flush()
@@ -157,11 +188,14 @@ def emit(record: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     request = json.loads(argv[1])
     confine(request["memory_mb"], request["cpu_s"])
-    logging.disable(logging.CRITICAL)  # pypdf's complaints about sloppy files are not ours to print
+    logging.disable(logging.CRITICAL)  # the readers' complaints about sloppy files are not ours to print
     warnings.simplefilter("ignore")
     try:
         step_budget(request["page_cpu_s"])  # opening is a step too (a bomb in the page tree)
-        run(request)
+        if request["kind"] == "pdf":
+            run_pdf(request)
+        else:
+            run_office(request)
     except Refused as exc:
         emit({"t": "refused", "reason": exc.reason, "detail": exc.detail})
     except OverBudget:
