@@ -4,7 +4,8 @@ Timing (``BatchOptions.delay_s`` = D, wall clock): the input file is validated a
 event loop); then line k of n is answered at ``in_progress_at + D * k / n``, so
 ``request_counts`` grow through the delay and the batch ends at ``in_progress_at + D``. A batch
 that expires answers the lines due in the first half of its window and then, at D, is
-``expired``. A cancel stops before the next line. Lines are answered by the same ``Responder``
+``expired``. A cancel stops before the next line. A change of ``options`` (a test's or an
+operator's, e.g. a shorter delay) applies to the lines still waiting within half a second. Lines are answered by the same ``Responder``
 as online requests (same answers, bias and chaos draws; no latency, no rate limits: OpenAI's
 Batch API has its own limits and does not use the online ones).
 
@@ -22,6 +23,7 @@ import contextlib
 import json
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,7 @@ from suture.workers.simulator.request import parse_request
 from suture.workers.simulator.responder import Responder
 
 _YIELD_EVERY = 16  # lines answered between two yields to the event loop when behind schedule
+_RECHECK_S = 0.5  # how often a waiting line reads its deadline again (options may change meanwhile)
 _NOT_RUN = {
     "expired": ("batch_expired", "This request could not be executed before the completion window expired."),
     "cancelled": ("batch_cancelled", "This request was not executed because the batch was cancelled."),
@@ -92,7 +95,7 @@ class BatchRunner:
         due = parsed.lines[: len(parsed.lines) // 2] if expires else parsed.lines
         results = await self._answer(batch, due, started, len(parsed.lines))
         if batch.status == "in_progress" and expires:
-            await _wait(batch, started + self.options.delay_s)
+            await _wait(batch, lambda: started + self.options.delay_s)
         end = "cancelled" if batch.status == "cancelling" else "expired" if expires else "completed"
         self._finish(batch, results, parsed.lines[len(results) :], end)
 
@@ -108,8 +111,10 @@ class BatchRunner:
         """Answer ``lines`` in order, line k of ``total`` not before ``started + delay * k / total``."""
         results: list[LineResult] = []
         for index, line in enumerate(lines):
-            until = started + self.options.delay_s * index / total
-            if until > time.monotonic() or index % _YIELD_EVERY == 0:
+            def until(index: int = index) -> float:
+                return started + self.options.delay_s * index / total
+
+            if until() > time.monotonic() or index % _YIELD_EVERY == 0:
                 await _wait(batch, until)
             if batch.status != "in_progress":
                 break
@@ -156,14 +161,16 @@ class BatchRunner:
         return self.files.write(f"batch_{batch.id}_{kind}.jsonl", "batch_output", content).id
 
 
-async def _wait(batch: Batch, until: float) -> None:
-    """Sleep until ``until`` (monotonic), or less if the batch is cancelled meanwhile; always yields."""
-    timeout = until - time.monotonic()
-    if timeout <= 0 or batch.cancel_requested.is_set():
-        await asyncio.sleep(0)
-        return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(batch.cancel_requested.wait(), timeout)
+async def _wait(batch: Batch, until: Callable[[], float]) -> None:
+    """Sleep until ``until()`` (monotonic), or less if the batch is cancelled meanwhile; always yields.
+
+    The deadline is read again every ``_RECHECK_S``, so a shorter ``delay_s`` set while a batch runs
+    ends its wait without a restart.
+    """
+    await asyncio.sleep(0)
+    while (timeout := until() - time.monotonic()) > 0 and not batch.cancel_requested.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(batch.cancel_requested.wait(), min(timeout, _RECHECK_S))
 
 
 def _result(line: BatchLine, status: int, payload: dict[str, Any]) -> LineResult:

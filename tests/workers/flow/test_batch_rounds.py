@@ -165,10 +165,10 @@ def test_failed_lines_and_an_expired_batch_become_failed_calls_the_policy_retrie
 def test_restarted_and_killed_workers_poll_the_same_batch(
     celery_stack: Callable[..., CeleryStack], batch_simulator: Callable[..., SimulatorHandle]
 ) -> None:
-    # Given jobs whose first round was submitted (a slow batch), and the worker stopped meanwhile
-    # (the batch runs 15 s: a worker's graceful stop, the next one's start and its first poll fit within it
-    # on a loaded machine; with 6 s the batch sometimes ended first and the kill below found it collected)
-    sim = batch_simulator(delay_s=15.0)
+    # Given jobs whose first round was submitted (a batch held running until the test lets it end),
+    # and the worker stopped meanwhile. (A fixed 15 s batch sometimes ended on a loaded machine before
+    # the graceful stop, the next start and its first poll, and the kill below found it collected.)
+    sim = batch_simulator(delay_s=3_600.0)
     stack = celery_stack(sim.base_url, **ENV)
     job_ids = enqueue_jobs(stack, 4, "first")
     first = stack.start_worker(concurrency=4)
@@ -181,6 +181,8 @@ def test_restarted_and_killed_workers_poll_the_same_batch(
     second.kill()
     # (killed while the batch was still running: the round is submitted, not yet collected)
     assert [r["status"] for r in rounds_of(stack).values()] == ["submitted"]
+    runner = sim.server.batches.runner
+    runner.options = replace(runner.options, delay_s=1.0)
     stack.start_worker(concurrency=4)
     results = results_of(stack, job_ids, 90)
 
