@@ -5,9 +5,9 @@ event loop); then line k of n is answered at ``in_progress_at + D * k / n``, so
 ``request_counts`` grow through the delay and the batch ends at ``in_progress_at + D``. A batch
 that expires answers the lines due in the first half of its window and then, at D, is
 ``expired``. A cancel stops before the next line. A change of ``options`` (a test's or an
-operator's, e.g. a shorter delay) applies to the lines still waiting within half a second. Lines are answered by the same ``Responder``
-as online requests (same answers, bias and chaos draws; no latency, no rate limits: OpenAI's
-Batch API has its own limits and does not use the online ones).
+operator's, e.g. a shorter delay) applies to the lines still waiting within half a second. Lines
+are answered by the same ``Responder`` as online requests (same answers, bias and chaos draws; no
+latency, no rate limits: OpenAI's Batch API has its own limits and does not use the online ones).
 
 Output lines are ``{"id": "batch_req_...", "custom_id", "response": {"status_code": 200,
 "request_id", "body": <chat.completion>}, "error": null}``; a line the endpoint refuses (400/404)
