@@ -146,7 +146,8 @@ class OperatorJob(ProducerError):
     def __init__(self, job_id: str, action: str) -> None:
         super().__init__(
             f"job {job_id} was enqueued without a tenant: it is the operator's, and no API key can {action} "
-            "it; the operator can, from the CLI (`suture cancel`, `suture resume`) or, for a batch's job, "
+            "it; the operator can: `suture cancel` while it runs, `suture resume` once soft-delivered, or, "
+            "for a batch's job, "
             "`suture review OUT`"
         )
         self.job_id = job_id

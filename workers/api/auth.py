@@ -13,7 +13,7 @@ import base64
 import binascii
 import hashlib
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 
@@ -27,7 +27,7 @@ class Caller:
     the key may read the operator's jobs."""
 
     key_id: str
-    key: bytes
+    key: bytes = field(repr=False)  # never in a log line or a traceback's locals
     operator: bool = False
 
     @property
