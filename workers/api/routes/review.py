@@ -4,7 +4,9 @@ Pages authenticate like the API (a bearer key) or with basic auth whose password
 teacher can open them in a browser. Actions are HTML forms: each carries a token derived from the
 caller's key and the job (``Caller.form_token``), and a cross-site request is refused, so another
 site cannot make a logged-in browser accept or cancel a job. Accept is ``review.actions.accept``;
-resume and cancel are the producer's, as everywhere else.
+resume and cancel are the producer's, as everywhere else. The list reads the caller's own review list in
+the store (and the operator's, for an operator key); a job enqueued without a tenant is shown to an
+operator key without forms, as no key may act on it.
 """
 
 from __future__ import annotations
