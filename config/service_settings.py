@@ -5,7 +5,9 @@ Sections of ``suture.config.settings.Settings``; each key is documented in confi
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 
 class _Section(BaseModel):
@@ -14,13 +16,32 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ApiKey(_Section):
+    """One API key: the secret a caller sends, and whether it may read the operator's jobs.
+
+    Given as the key alone (``"k1"``) or as ``{key: "k1", operator: true}``. Each key is a tenant: its
+    jobs are its own. A job enqueued without a tenant (``suture enqueue``, ``suture batch``, the Python
+    API without ``tenant=``) is the operator's: only an ``operator`` key sees it (``GET``, ``trace``, the
+    review pages), and no key can cancel, resume or accept it.
+    """
+
+    key: SecretStr
+    operator: bool = False
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        return {"key": value} if isinstance(value, str | SecretStr) else value
+
+
 class ApiSettings(_Section):
     """`suture serve`: where it listens, who may call it, and how much it accepts."""
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=0, le=65535)
     # Bearer keys (any one opens the API and the review pages); compared in constant time, never logged.
-    keys: list[SecretStr] = Field(default_factory=list)
+    # Each a key, or {key, operator: true} for a key that may also read the jobs enqueued without a tenant.
+    keys: list[ApiKey] = Field(default_factory=list)
     # The address people reach the API at (e.g. https://quiz.example.org), for review links in Sentry.
     public_url: str | None = None
     # A request body over this is refused with 413 before it is read whole.

@@ -249,7 +249,7 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction (API key, DSN, passwords inside URLs)."""
-        held = [self.openai_api_key, self.sentry_dsn, self.webhook.secret, *self.api.keys]
+        held = [self.openai_api_key, self.sentry_dsn, self.webhook.secret, *(k.key for k in self.api.keys)]
         values = [s.get_secret_value() for s in held if s]
         values += [
             v for url in (self.broker_url, self.result_backend, self.redis_url) for v in url_secrets(url)

@@ -133,17 +133,17 @@ async def enqueue(
 
 
 async def get_job(
-    job_id: str, settings: Settings | None = None, *, tenant: str | None = None
+    job_id: str, settings: Settings | None = None, *, tenant: str | None = None, operator: bool = False
 ) -> AsyncJobHandle:
-    """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for another tenant's
-    job)."""
+    """The handle of an existing job; raises JobNotFound (also, given ``tenant``, for a job it may not see,
+    as ``suture.get_job``)."""
     handle = AsyncJobHandle(job_id, await asyncio.to_thread(producer.resolved_settings, settings))
     status, owner = await _state(handle._settings).client.hmget(
         handle._keys.job(job_id), ["status", "tenant"]
     )
     if status is None:
         raise JobNotFound(job_id)
-    check_owner(job_id, str(owner) if owner else None, tenant)
+    check_owner(job_id, str(owner) if owner else None, tenant, operator=operator)
     return handle
 
 

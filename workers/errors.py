@@ -16,6 +16,8 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
      ├── IdempotencyConflict(key, job_id)            the key already names a job another request made
      ├── NotResumable(job_id, status)                resume (or accept) asked of a job that is not
      soft-delivered
+     ├── OperatorJob(job_id, action)                 a tenant's caller acting on a job enqueued without a
+     │                                               tenant (the operator's): only the operator acts on it
      ├── JobTimeout(job_id, timeout_s)               the result did not arrive in time (the job keeps running)
      ├── BrokerUnavailable(reason)                   the broker refused the message (URL password never shown)
      ├── NoBrokerConfigured                          (also a ConfigError) no broker configured and no
@@ -47,6 +49,7 @@ __all__ = [
     "JobNotFound",
     "JobTimeout",
     "NotResumable",
+    "OperatorJob",
     "ProducerError",
     "StoreError",
     "StoreUnavailable",
@@ -131,6 +134,24 @@ class NotResumable(ProducerError):
         super().__init__(f"job {job_id} is {status}; only a soft_delivered job can be {action}")
         self.job_id = job_id
         self.status = status
+
+
+class OperatorJob(ProducerError):
+    """A tenant's caller (an API key, even an operator one) asked to act on a job enqueued without a tenant.
+
+    Such a job (``suture enqueue``, ``suture batch``, the Python API without ``tenant=``) is the
+    operator's: it is cancelled, resumed or accepted only without a tenant (the CLI, the local review app).
+    """
+
+    def __init__(self, job_id: str, action: str) -> None:
+        super().__init__(
+            f"job {job_id} was enqueued without a tenant: it is the operator's, and no API key can {action} "
+            "it; the operator can: `suture cancel` while it runs, `suture resume` once soft-delivered, or, "
+            "for a batch's job, "
+            "`suture review OUT`"
+        )
+        self.job_id = job_id
+        self.action = action
 
 
 class JobTimeout(ProducerError):

@@ -7,7 +7,8 @@ the same key with another request is a conflict (``IdempotencyConflict``, HTTP 4
 caller's job. A job is stored with its tenant; ``check_owner`` makes a job of another tenant look like
 no job at all (``JobNotFound``: HTTP 404, not 403, so a caller cannot even learn that it exists).
 A job enqueued without a tenant (the CLI, ``suture batch``, the Python API without ``tenant``) is
-the operator's: every tenant's reads see it, as the review pages of a batch need.
+the operator's: a tenant's reads see it only when the caller is the operator's too (an API key marked
+``operator: true``), and ``check_actor`` lets no tenant's caller act on it (``OperatorJob``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import hashlib
 import json
 from typing import Any
 
-from suture.workers.errors import InvalidJob, JobNotFound
+from suture.workers.errors import InvalidJob, JobNotFound, OperatorJob
 
 # What makes the job; not where it came from (``batch``, ``meta``): a batch rerun from another
 # folder is the same request.
@@ -64,14 +65,25 @@ def check_tenant(tenant: str | None) -> str | None:
     return _checked(tenant, "tenant", MAX_TENANT_CHARS)
 
 
-def check_owner(job_id: str, owner: str | None, tenant: str | None) -> None:
-    """Raise ``JobNotFound`` if ``tenant`` may not see a job stored with ``owner`` (another tenant's).
+def check_owner(job_id: str, owner: str | None, tenant: str | None, *, operator: bool = False) -> None:
+    """Raise ``JobNotFound`` if ``tenant`` may not see a job stored with ``owner``.
 
     No ``tenant`` (a trusted caller: the CLI, the Python API without one) sees every job; a tenant
-    sees its own jobs and those enqueued without a tenant.
+    sees its own jobs, and those enqueued without a tenant (the operator's) only with ``operator``.
     """
-    if tenant is not None and owner is not None and owner != tenant:
-        raise JobNotFound(job_id)
+    if tenant is None or owner == tenant or (owner is None and operator):
+        return
+    raise JobNotFound(job_id)
+
+
+def check_actor(
+    job_id: str, owner: str | None, tenant: str | None, action: str, *, operator: bool = False
+) -> None:
+    """``check_owner``, then refuse ``action`` (cancel, resume, accept) by a tenant's caller on the
+    operator's job with ``OperatorJob``: even an operator key only reads those."""
+    check_owner(job_id, owner, tenant, operator=operator)
+    if tenant is not None and owner is None:
+        raise OperatorJob(job_id, action)
 
 
 def _checked(value: str | None, field: str, limit: int) -> str | None:

@@ -38,6 +38,7 @@ from suture.workers.errors import (
     JobNotFound,
     JobTimeout,
     NotResumable,
+    OperatorJob,
     ProducerError,
     StoreError,
     StoreUnavailable,
@@ -46,7 +47,7 @@ from suture.workers.errors import (
     UnusableInput,
 )
 from suture.workers.extras import requiring
-from suture.workers.idempotency import check_key, check_owner, check_tenant, scoped_key
+from suture.workers.idempotency import check_actor, check_key, check_owner, check_tenant, scoped_key
 from suture.workers.priority import check_priority
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
 
@@ -64,6 +65,7 @@ __all__ = [
     "JobNotFound",
     "JobTimeout",
     "NotResumable",
+    "OperatorJob",
     "ProducerError",
     "StoreUnavailable",
     "UnknownContract",
@@ -243,19 +245,27 @@ def _publish_or_discard(
         # Not queued any more: a worker opened the job, so the message did get through.
 
 
-def get_job(job_id: str, settings: Settings | None = None, *, tenant: str | None = None) -> JobHandle:
+def get_job(
+    job_id: str, settings: Settings | None = None, *, tenant: str | None = None, operator: bool = False
+) -> JobHandle:
     """A handle on an existing job; raises JobNotFound if the store does not know it (or, given
-    ``tenant``, if the job is another tenant's)."""
+    ``tenant``, if the job is another tenant's, or enqueued without a tenant and ``operator`` is False)."""
     settings = resolved_settings(settings)
-    check_owner(job_id, get_store(settings).tenant(job_id), tenant)
+    check_owner(job_id, get_store(settings).tenant(job_id), tenant, operator=operator)
     return JobHandle(job_id, settings)
 
 
 def cancel(
-    job_id: str, reason: str = CANCEL_REASON, *, settings: Settings | None = None, tenant: str | None = None
+    job_id: str,
+    reason: str = CANCEL_REASON,
+    *,
+    settings: Settings | None = None,
+    tenant: str | None = None,
+    operator: bool = False,
 ) -> bool:
     """Stop a job that has not finished: its result is stored now, status ``cancelled``; False if it
-    had already finished (its result stays as it is). Raises JobNotFound.
+    had already finished (its result stays as it is). Raises JobNotFound (given ``tenant``: also for a
+    job it may not see, as ``get_job``), OperatorJob (given ``tenant``, for a job enqueued without one).
 
     Tasks queued or running for the job find it finished and stop (a model call in flight completes,
     its reply dropped). A callback given at enqueue fires once with ``cancelled``, sent by a worker
@@ -266,7 +276,7 @@ def cancel(
         from suture.workers.runtime.observer import RuntimeObserver
 
     settings = resolved_settings(settings)
-    check_owner(job_id, get_store(settings).tenant(job_id), tenant)  # another tenant's: JobNotFound
+    check_actor(job_id, get_store(settings).tenant(job_id), tenant, "cancel", operator=operator)
     text = reason.strip()[:MAX_REASON_CHARS] or CANCEL_REASON
     # The observer counts the cancellation in this process's metrics (e.g. `suture serve`'s /metrics).
     record = cancel_job(settings, get_store(settings), job_id, text, observer=RuntimeObserver(settings))
@@ -290,6 +300,7 @@ def resume(
     callback: str | None = None,
     settings: Settings | None = None,
     tenant: str | None = None,
+    operator: bool = False,
 ) -> JobHandle:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget; history kept.
 
@@ -313,7 +324,7 @@ def resume(
         check_callback_of_job(callback, settings)
         _check_callback_for_workers(callback, store, settings)
     record = store.load(job_id)
-    check_owner(job_id, record.tenant, tenant)  # another tenant's job: JobNotFound
+    check_actor(job_id, record.tenant, tenant, "resume", operator=operator)  # as ``cancel``
     if record.status != "soft_delivered" or record.state is None:
         raise NotResumable(job_id, record.status)
     try:

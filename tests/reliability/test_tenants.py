@@ -1,23 +1,34 @@
 """Idempotency keys belong to one tenant and one request; no caller reaches another's job (issue 23, section
-3).
+3); a tenant's review list is its own, and the operator's jobs are read only by operator keys (issue 33).
 
 Through real processes: a real Redis, real worker processes on the perfect simulated model, a real
 webhook receiver on loopback and a real ``suture serve`` with two API keys. Tenants A and B enqueue
 different documents under the same idempotency key: B gets its own job, with its own result and
 prompts, and its callback, policy and question count are honoured. The same key with another request
 from the same tenant is an ``IdempotencyConflict`` (HTTP 409) naming the key and its job. Over HTTP a
-job of another key answers 404 to every read and action, the review pages included.
+job of another key answers 404 to every read and action, the review pages included. Tenant B's 445
+soft-delivered jobs leave tenant A's review list as it was. A job enqueued without a tenant
+(``suture enqueue``) answers 404 to an ordinary key, is read by an operator key, and no key acts on it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
+import re
+import time
+import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from suture.config.service_settings import ApiKey
+from suture.workers.api.auth import ApiKeys
 from suture.workers.producer import IdempotencyConflict, InvalidJob, JobNotFound, cancel, enqueue, get_job
+from suture.workers.store.job_store import get_store
 from tests.fixtures.api_server import ApiServer
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import REPO, CeleryStack, WebhookReceiver, wait_for
@@ -29,6 +40,9 @@ DOC_B = (REPO / "examples" / "french_revolution.md").read_text()[:1400]  # anoth
 WORDS = {"A": ("photosynth", "chlorophyll", "sunlight"), "B": ("revolution", "monarchy", "napoleon")}
 KEY = "order-17"
 KEY_A, KEY_B = "tenant-a-key-0123456789abcdef", "tenant-b-key-0123456789abcdef"
+KEY_OPERATOR = "operator-key-0123456789abcdef"
+SOFT_BODY = {"input": document(4), "questions": 4, "policy": "full-only"}  # one question stays imbalanced
+REVIEW_LINK = re.compile(r'href="/review/jobs/([0-9a-f]{32})"')
 
 
 @pytest.fixture
@@ -195,9 +209,6 @@ def test_the_review_pages_show_a_key_only_its_own_jobs(
     scripted_model: Callable[..., Any],
     api_server: Callable[..., ApiServer],
 ) -> None:
-    import hashlib
-    import hmac
-
     # Given A's soft-delivered job (the full-only chain leaves one question imbalanced)
     stack = celery_stack(scripted_model(questions=4, imbalanced=1).base_url)
     stack.start_worker(concurrency=4)
@@ -220,3 +231,124 @@ def test_the_review_pages_show_a_key_only_its_own_jobs(
     )
     assert resumed.status_code == 404
     assert server.call("GET", f"/v1/jobs/{job_a}", key=KEY_A).json()["status"] == "soft_delivered"
+
+
+def review_list(server: ApiServer, key: str) -> list[str]:
+    """The job ids on a key's review page, in the page's order."""
+    page = server.call("GET", "/review", key=key)
+    assert page.status_code == 200, page.text
+    return list(dict.fromkeys(REVIEW_LINK.findall(page.text)))
+
+
+def form_token(key: str, job_id: str) -> str:
+    """The token a key's review page of the job carries (``Caller.form_token``)."""
+    return hmac.new(key.encode(), f"review:{job_id}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def wait_status(server: ApiServer, key: str, job_id: str, status: str) -> None:
+    wait_for(lambda: server.call("GET", f"/v1/jobs/{job_id}", key=key).json()["status"] == status, 60)
+
+
+def test_another_tenants_445_soft_delivered_jobs_leave_a_review_list_unchanged(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    api_server: Callable[..., ApiServer],
+) -> None:
+    # Given tenant A's soft-delivered job on A's review list (run by a real worker)
+    stack = celery_stack(scripted_model(questions=4, imbalanced=1).base_url)
+    stack.start_worker(concurrency=4)
+    server = api_server(stack, SUTURE_API__KEYS=json.dumps([KEY_A, KEY_B]))
+    job_a = server.call("POST", "/v1/jobs", key=KEY_A, json=SOFT_BODY).json()["job_id"]
+    wait_status(server, KEY_A, job_a, "soft_delivered")
+    before = review_list(server, KEY_A)
+    assert before == [job_a]
+    # When tenant B has 445 jobs that end soft-delivered after it: one run by the worker, 444 more stored
+    # and delivered by the store's own scripts, as a worker delivers them
+    job_b = server.call("POST", "/v1/jobs", key=KEY_B, json=SOFT_BODY).json()["job_id"]
+    wait_status(server, KEY_B, job_b, "soft_delivered")
+    store = get_store(stack.settings)
+    ran = store.load(job_b)
+    assert ran.result is not None and ran.tenant == tenant_of(KEY_B)
+    for _ in range(444):
+        job_id, *_ = store.create(uuid.uuid4().hex, ran.spec, deadline_s=time.time() + 600, tenant=ran.tenant)
+        assert store.deliver(job_id, ran.result | {"job_id": job_id})
+    # Then A's review list is exactly as it was (the 200 newest of every tenant's would hold none of A's)
+    assert job_a not in [job_id for job_id, _ in store.waiting_review(200)]
+    assert review_list(server, KEY_A) == before
+    # And B's list shows B's own newest jobs, a full page of them, and none of A's
+    listed_b = review_list(server, KEY_B)
+    assert len(listed_b) == 200 and job_a not in listed_b and job_b not in listed_b
+
+
+def tenant_of(key: str) -> str:
+    """The tenant the API server stores a key's jobs under."""
+    caller = ApiKeys([ApiKey.model_validate(key)]).identify(key)
+    assert caller is not None
+    return caller.tenant
+
+
+def test_a_job_enqueued_without_a_tenant_is_read_by_operator_keys_only_and_acted_on_by_none(
+    celery_stack: Callable[..., CeleryStack],
+    scripted_model: Callable[..., Any],
+    api_server: Callable[..., ApiServer],
+    tmp_path: Path,
+) -> None:
+    # Given a job the operator enqueued from the CLI, without a tenant, soft-delivered by a real worker
+    stack = celery_stack(scripted_model(questions=4, imbalanced=1).base_url)
+    stack.start_worker(concurrency=4)
+    keys = [KEY_A, {"key": KEY_OPERATOR, "operator": True}]
+    server = api_server(stack, SUTURE_API__KEYS=json.dumps(keys))
+    source = tmp_path / "notes.md"
+    source.write_text(document(4), encoding="utf-8")
+    done = stack.cli("enqueue", str(source), "--questions", "4", "--policy", "full-only")
+    assert done.returncode == 0, done.stderr
+    job = done.stdout.strip()
+    wait_for(lambda: get_job(job, stack.settings).status() == "soft_delivered", timeout_s=60)
+    assert get_store(stack.settings).tenant(job) is None
+
+    # Then an ordinary key reaches nothing of it: every read and action is a 404, as for no job at all
+    calls = [
+        ("GET", f"/v1/jobs/{job}", {}),
+        ("GET", f"/v1/jobs/{job}/trace", {}),
+        ("GET", f"/review/jobs/{job}", {}),
+        ("POST", f"/v1/jobs/{job}/cancel", {"json": {}}),
+        ("POST", f"/v1/jobs/{job}/resume", {"json": {"feedback": "more"}}),
+        ("POST", f"/review/jobs/{job}/accept", {"data": {"token": form_token(KEY_A, job)}}),
+    ]
+    for method, path, extra in calls:
+        answer = server.call(method, path, key=KEY_A, **extra)
+        assert answer.status_code == 404, (path, answer.status_code, answer.text)
+        assert answer.json()["code"] == "job-not-found"
+    assert job not in review_list(server, KEY_A)
+
+    # And an operator key reads it: its status, its trace, its review page (without forms) and the list
+    view = server.call("GET", f"/v1/jobs/{job}", key=KEY_OPERATOR)
+    assert view.status_code == 200 and view.json()["status"] == "soft_delivered"
+    trace = server.call("GET", f"/v1/jobs/{job}/trace", key=KEY_OPERATOR)
+    assert trace.status_code == 200 and trace.json()["attempts"]
+    page = server.call("GET", f"/review/jobs/{job}", key=KEY_OPERATOR)
+    assert page.status_code == 200 and "without a tenant" in page.text and 'name="token"' not in page.text
+    assert job in review_list(server, KEY_OPERATOR)
+
+    # But no key acts on it, the operator's neither: each action is a 403 problem saying why
+    token = form_token(KEY_OPERATOR, job)
+    actions = [
+        ("POST", f"/v1/jobs/{job}/cancel", {"json": {}}),
+        ("POST", f"/v1/jobs/{job}/resume", {"json": {"feedback": "more"}}),
+        ("POST", f"/review/jobs/{job}/accept", {"data": {"token": token}}),
+        ("POST", f"/review/jobs/{job}/cancel", {"data": {"token": token}}),
+        ("POST", f"/review/jobs/{job}/resume", {"data": {"token": token, "feedback": "more"}}),
+    ]
+    for method, path, extra in actions:
+        answer = server.call(method, path, key=KEY_OPERATOR, **extra)
+        assert answer.status_code == 403, (path, answer.status_code, answer.text)
+        assert answer.headers["content-type"].startswith("application/problem+json")
+        problem = answer.json()
+        assert problem["code"] == "operator-job" and job in problem["detail"]
+        assert "without a tenant" in problem["detail"] and "suture review OUT" in problem["detail"]
+    assert server.call("GET", f"/v1/jobs/{job}", key=KEY_OPERATOR).json()["status"] == "soft_delivered"
+
+    # While the operator still acts on it from the CLI
+    resumed = stack.cli("resume", job, "--feedback", "balance the options")
+    assert resumed.returncode == 0, resumed.stderr
+    wait_for(lambda: get_job(job, stack.settings).status() == "delivered", timeout_s=60)

@@ -1,7 +1,10 @@
 """Who may call: bearer keys from ``api.keys`` (or basic auth with a key as password, for the review
 pages in a browser), compared in constant time and never logged; a key is known to logs and rate
-limits only by its id (a short hash). Review forms carry a token derived from the caller's key, so a
-page on another site cannot make a logged-in browser post an action.
+limits only by its id (a short hash). Each key is a tenant; a key marked ``operator: true`` also reads
+the operator's jobs (enqueued without a tenant), and no key acts on those
+(``suture.config.service_settings.ApiKey``).
+Review forms carry a token derived from the caller's key, so a page on another site cannot make a logged-in
+browser post an action.
 """
 
 from __future__ import annotations
@@ -10,20 +13,22 @@ import base64
 import binascii
 import hashlib
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
-from pydantic import SecretStr
 
+from suture.config.service_settings import ApiKey
 from suture.workers.api.problems import ProblemError
 
 
 @dataclass(frozen=True)
 class Caller:
-    """An authenticated caller: its key's id (for logs and limits) and the key, for form tokens."""
+    """An authenticated caller: its key's id (for logs and limits), the key (for form tokens), and whether
+    the key may read the operator's jobs."""
 
     key_id: str
-    key: bytes
+    key: bytes = field(repr=False)  # never in a log line or a traceback's locals
+    operator: bool = False
 
     @property
     def tenant(self) -> str:
@@ -41,19 +46,21 @@ class Caller:
 class ApiKeys:
     """The configured keys; ``identify`` finds the caller a presented key belongs to."""
 
-    def __init__(self, keys: list[SecretStr]) -> None:
-        self._keys = [k.get_secret_value().encode() for k in keys if k.get_secret_value()]
+    def __init__(self, keys: list[ApiKey]) -> None:
+        self._keys = [
+            (k.key.get_secret_value().encode(), k.operator) for k in keys if k.key.get_secret_value()
+        ]
 
     def identify(self, presented: str) -> Caller | None:
         """The caller whose key this is, or None; every key is compared, in constant time."""
         candidate = presented.encode()
         found = None
-        for key in self._keys:
+        for key, operator in self._keys:
             if hmac.compare_digest(key, candidate):
-                found = key
+                found = (key, operator)
         if found is None:
             return None
-        return Caller(key_id=hashlib.sha256(found).hexdigest()[:12], key=found)
+        return Caller(key_id=hashlib.sha256(found[0]).hexdigest()[:12], key=found[0], operator=found[1])
 
     def bearer(self, request: Request) -> Caller:
         """The caller of an API request (``Authorization: Bearer <key>``); 401 otherwise."""

@@ -24,6 +24,7 @@ from suture.workers.producer import (
     IdempotencyConflict,
     InvalidJob,
     NotResumable,
+    OperatorJob,
 )
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,7 @@ TITLES: dict[str, str] = {
     "unreadable-document": "The uploaded document cannot be read",
     "idempotency-conflict": "Idempotency key used with a different request",
     "not-resumable": "The job is not waiting for review",
+    "operator-job": "The job is the operator's: no API key acts on it",
     "job-finished": "The job has already finished",
     "rate-limited": "Too many requests",
     "store-unavailable": "Job store unavailable",
@@ -56,6 +58,7 @@ TITLES: dict[str, str] = {
 ERROR_PROBLEMS: list[tuple[type[Exception], int, str]] = [
     (IdempotencyConflict, 409, "idempotency-conflict"),
     (NotResumable, 409, "not-resumable"),
+    (OperatorJob, 403, "operator-job"),
     (InvalidJob, 422, "invalid-job"),
     (UnreadableDocument, 422, "unreadable-document"),
     (JobNotFound, 404, "job-not-found"),
@@ -126,7 +129,7 @@ class ProblemError(Exception):
 
 DESCRIPTIONS: dict[int, str] = {
     401: "Missing or wrong API key",
-    403: "The form token or origin is not this site's",
+    403: "The form token or origin is not this site's, or the job was enqueued without a tenant (only read)",
     404: "No such job",
     409: "Conflict: an idempotency key with another request, or a job not in the state the action needs",
     413: "Request body over api.max_body_bytes",

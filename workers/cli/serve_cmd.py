@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from suture.config.service_settings import ApiKey
 from suture.config.settings import Settings
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import producer_settings
@@ -80,7 +81,8 @@ def run(args: argparse.Namespace) -> int:
     # config file and a generated key handed down the same way (never on a command line).
     if args.config:
         os.environ["SUTURE_CONFIG"] = str(args.config)
-    os.environ["SUTURE_API__KEYS"] = json.dumps([k.get_secret_value() for k in settings.api.keys])
+    keys = [{"key": k.key.get_secret_value(), "operator": k.operator} for k in settings.api.keys]
+    os.environ["SUTURE_API__KEYS"] = json.dumps(keys)
     factory = "suture.workers.api.app:from_environment"
     config = uvicorn.Config(factory, factory=True, workers=workers, **options)
     Multiprocess(config, sockets=[sock]).run()
@@ -92,7 +94,7 @@ def _with_key(settings: Settings) -> Settings:
         return settings
     key = secrets.token_urlsafe(24)
     print(f"suture serve: no api.keys set; this run's key (shown once): {key}", file=sys.stderr, flush=True)
-    api = settings.api.model_copy(update={"keys": [SecretStr(key)]})
+    api = settings.api.model_copy(update={"keys": [ApiKey(key=SecretStr(key))]})
     return settings.model_copy(update={"api": api})
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from suture.config.settings import Settings
-from suture.workers.idempotency import check_owner
+from suture.workers.idempotency import check_actor
 from suture.workers.producer import NotResumable, publish
 from suture.workers.store.job_store import get_store
 from suture.workers.store.outbox import Pending
@@ -24,30 +24,44 @@ CANCEL_REASON = "cancelled by a reviewer"
 
 
 def accept(
-    job_id: str, *, settings: Settings, note: str | None = None, tenant: str | None = None
+    job_id: str,
+    *,
+    settings: Settings,
+    note: str | None = None,
+    tenant: str | None = None,
+    operator: bool = False,
 ) -> dict[str, Any]:
     """Deliver the soft-delivered result as it is; returns the new result.
 
-    Raises NotResumable (the job is not soft-delivered) or JobNotFound (also for a job of another
-    tenant than ``tenant``, when given: ``suture.workers.idempotency.check_owner``).
+    Raises NotResumable (the job is not soft-delivered), JobNotFound (also for a job ``tenant``, when
+    given, may not see) or OperatorJob (given ``tenant``, for a job enqueued without one):
+    ``suture.workers.idempotency.check_actor``.
     """
     reason = ACCEPT_REASON + (f": {note.strip()[:500]}" if note and note.strip() else "")
     change = {"status": "delivered", "reviewed": True, "reason": reason}
-    return _conclude(job_id, settings, change, "accepted", tenant)
+    return _conclude(job_id, settings, change, ("accept", "accepted"), tenant, operator)
 
 
-def dismiss(job_id: str, *, settings: Settings, tenant: str | None = None) -> dict[str, Any]:
+def dismiss(
+    job_id: str, *, settings: Settings, tenant: str | None = None, operator: bool = False
+) -> dict[str, Any]:
     """Cancel a soft-delivered job: its output is withdrawn; returns the new result (raises as ``accept``)."""
     change = {"status": "cancelled", "reviewed": True, "reason": CANCEL_REASON, "output": None}
-    return _conclude(job_id, settings, change, "cancelled", tenant)
+    return _conclude(job_id, settings, change, ("cancel", "cancelled"), tenant, operator)
 
 
 def _conclude(
-    job_id: str, settings: Settings, change: dict[str, Any], verb: str, tenant: str | None
+    job_id: str,
+    settings: Settings,
+    change: dict[str, Any],
+    verbs: tuple[str, str],
+    tenant: str | None,
+    operator: bool,
 ) -> dict[str, Any]:
+    action, verb = verbs
     store = get_store(settings)
     record = store.load(job_id)
-    check_owner(job_id, record.tenant, tenant)
+    check_actor(job_id, record.tenant, tenant, action, operator=operator)
     if record.status != "soft_delivered" or record.result is None:
         raise NotResumable(job_id, record.status, action=verb)
     result = dict(record.result) | change

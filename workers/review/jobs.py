@@ -25,12 +25,19 @@ class Waiting:
         return datetime.fromtimestamp(self.delivered_s, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def job_view(store: JobStore, job_id: str, tenant: str | None = None) -> ReviewView | None:
+def job_view(
+    store: JobStore, job_id: str, tenant: str | None = None, *, operator: bool = False
+) -> ReviewView | None:
     """The job's page as its latest result shows it, or None while it has no result; raises JobNotFound
-    (also for a job of another tenant than ``tenant``, when given)."""
+    (also for a job ``tenant``, when given, may not see: ``suture.workers.idempotency.check_owner``)."""
+    return record_view(readable_job(store, job_id, tenant, operator=operator))
+
+
+def readable_job(store: JobStore, job_id: str, tenant: str | None, *, operator: bool = False) -> JobRecord:
+    """The stored job, if ``tenant`` (None: a trusted reader) may see it; else JobNotFound."""
     record = store.load(job_id)
-    check_owner(job_id, record.tenant, tenant)
-    return record_view(record)
+    check_owner(job_id, record.tenant, tenant, operator=operator)
+    return record
 
 
 def record_view(
@@ -47,19 +54,26 @@ def record_view(
     return build_view(result, text, attempts=attempts, source=source)
 
 
-def waiting(store: JobStore, limit: int = 200, tenant: str | None = None) -> list[Waiting]:
-    """Soft-delivered jobs waiting for a person, newest first (jobs expired from the store dropped);
-    given ``tenant``, only those it may see (its own, and those enqueued without a tenant)."""
+def waiting(
+    store: JobStore, limit: int = 200, tenant: str | None = None, *, operator: bool = False
+) -> list[Waiting]:
+    """Soft-delivered jobs waiting for a person, newest first (jobs expired from the store dropped).
+
+    No ``tenant``: every job's. Given one, its own jobs (and with ``operator`` those enqueued without a
+    tenant), read from its own review list in the store: other tenants' jobs, however many, never push
+    its own out of the window.
+    """
+    tenants = None if tenant is None else [tenant, *([None] if operator else [])]
     found: list[Waiting] = []
-    for job_id, delivered_s in store.waiting_review(limit):
+    for job_id, delivered_s in store.waiting_review(limit, tenants):
         try:
             record = store.load(job_id)
         except JobNotFound:
             store.forget_review(job_id)
             continue
         try:
-            check_owner(job_id, record.tenant, tenant)
-        except JobNotFound:  # another tenant's: not this caller's to see
+            check_owner(job_id, record.tenant, tenant, operator=operator)
+        except JobNotFound:  # the lists hold only the caller's; never show another's, whatever they hold
             continue
         view = record_view(record)
         if view is not None and view.status == "soft_delivered":

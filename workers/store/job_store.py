@@ -20,6 +20,8 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:progress            sorted set: job ids scored by the last time one of their tasks opened
     {p}:workers             sorted set: worker names scored by their last heartbeat (its watchdog clock)
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
+    {p}:review:t:<tenant>   sorted set: the same, of one tenant ("" the operator's: no tenant given)
+    {p}:review:indexed      string: the last delivery time of {p}:review indexed per tenant (``reads``)
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
     {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``,
@@ -193,7 +195,8 @@ class JobStore(JobReads):
         the version moved on or the job was already delivered."""
         keys = [self._job(job_id), self._deadlines(), self._done(job_id), self._review()]
         args = [expected_version, expected_version + 1, _dumps(state), _dumps(result), result["status"]]
-        outcome = int(self._call(self._save_and_deliver, keys, [*args, job_id, self._ttl, time.time()]))
+        args += [job_id, self._ttl, time.time(), self._keys.review_tenants()]
+        outcome = int(self._call(self._save_and_deliver, keys, args))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome == 1
@@ -225,6 +228,7 @@ class JobStore(JobReads):
 
     def _store_result(self, job_id: str, result: dict[str, Any], version: int | str, due: float | str) -> int:
         args = [_dumps(result), result["status"], job_id, self._ttl, version, due, time.time()]
+        args.append(self._keys.review_tenants())
         keys = [self._job(job_id), self._deadlines(), self._done(job_id), self._review()]
         outcome = int(self._call(self._deliver, keys, args))
         if outcome == -1:
@@ -235,7 +239,7 @@ class JobStore(JobReads):
         """Replace a soft-delivered result of round ``job_round`` by a reviewer's (delivered as is, or
         cancelled); False if the job is not soft-delivered (any more) or has moved to another round."""
         keys = [self._job(job_id), self._done(job_id), self._review()]
-        args = [_dumps(result), job_round, self._ttl, job_id, result["status"]]
+        args = [_dumps(result), job_round, self._ttl, job_id, result["status"], self._keys.review_tenants()]
         outcome = int(self._call(self._conclude_review, keys, args))
         if outcome == -1:
             raise JobNotFound(job_id)
@@ -262,6 +266,7 @@ class JobStore(JobReads):
         """Re-open a soft-delivered job with a new spec/state; False if it is not soft-delivered."""
         keys = [self._job(job_id), self._deadlines(), self._history(job_id), self._review()]
         args = [_dumps(spec), _dumps(state), deadline_s, job_id, self._ttl, time.time()]
+        args.append(self._keys.review_tenants())
         outcome = int(self._call(self._resume, keys, args))
         if outcome == -1:
             raise JobNotFound(job_id)

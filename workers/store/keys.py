@@ -50,6 +50,17 @@ class Keys:
     def review(self) -> str:
         return f"{self.prefix}:review"
 
+    def review_of(self, tenant: str | None) -> str:
+        """One tenant's review list ("" or None: the operator's, jobs enqueued without a tenant)."""
+        return self.review_tenants() + (tenant or "")
+
+    def review_tenants(self) -> str:
+        """What every tenant's review list name starts with (the scripts add the job's stored tenant)."""
+        return f"{self.prefix}:review:t:"
+
+    def review_indexed(self) -> str:
+        return f"{self.prefix}:review:indexed"
+
     def callbacks(self) -> str:
         return f"{self.prefix}:callbacks"
 

@@ -8,6 +8,7 @@ on top. The key layout is drawn in the ``suture.workers.store.job_store`` module
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import redis
@@ -17,6 +18,10 @@ from suture.workers.store.completions import Completions
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 from suture.workers.store.records import JobRecord
+from suture.workers.store.scripts import INDEX_REVIEW, REVIEW_LISTS
+
+# Entries of the review list of every job indexed per tenant by one script call: a few ms of Redis time.
+INDEX_BATCH = 1000
 
 
 class JobReads:
@@ -26,6 +31,8 @@ class JobReads:
         self._r = client
         self._keys = keys
         self._completions = Completions(client, keys.prefix)
+        self._index_review = client.register_script(INDEX_REVIEW)
+        self._review_lists = client.register_script(REVIEW_LISTS)
 
     @property
     def prefix(self) -> str:
@@ -78,10 +85,37 @@ class JobReads:
         raw = guarded(lambda: self._r.lrange(self._keys.history(job_id), 0, -1))
         return [json.loads(item) for item in raw]
 
-    def waiting_review(self, limit: int) -> list[tuple[str, float]]:
-        """Soft-delivered jobs waiting for a person, newest first: ``(job id, delivered at)``."""
-        raw = guarded(lambda: self._r.zrevrange(self._keys.review(), 0, limit - 1, withscores=True))
-        return [(str(job_id), float(when)) for job_id, when in raw]
+    def waiting_review(
+        self, limit: int, tenants: Sequence[str | None] | None = None
+    ) -> list[tuple[str, float]]:
+        """Soft-delivered jobs waiting for a person, newest first: ``(job id, delivered at)``.
+
+        ``tenants`` None: every job's (a trusted reader). Else the jobs of those tenants only (None: the
+        operator's, enqueued without a tenant), each read from its tenant's own list: another tenant's
+        jobs, however many, never take a place in the window.
+        """
+        if tenants is None:
+            raw = guarded(lambda: self._r.zrevrange(self._keys.review(), 0, limit - 1, withscores=True))
+            return [(str(job_id), float(when)) for job_id, when in raw]
+        self.index_review()
+        keys = [self._keys.review(), *(self._keys.review_of(t) for t in dict.fromkeys(tenants))]
+        lists = guarded(lambda: self._review_lists(keys=keys, args=[self._keys.job(""), limit]))
+        found = [(str(i), float(at)) for flat in lists for i, at in zip(flat[::2], flat[1::2], strict=True)]
+        return sorted(found, key=lambda entry: entry[1], reverse=True)[:limit]
+
+    def index_review(self) -> int:
+        """List on their tenants' review lists the soft-delivered jobs the review list of every job holds
+        and they lack: those of a store from before the tenants' lists, or listed since by a process of an
+        older version. Reads only what was listed since the last call, a bounded batch per script call;
+        returns how many entries it read."""
+        keys = [self._keys.review(), self._keys.review_indexed()]
+        args: list[str | int] = [self._keys.job(""), self._keys.review_tenants(), INDEX_BATCH]
+        total = 0
+        while True:
+            read, moved = guarded(lambda: self._index_review(keys=keys, args=args))
+            total += int(read)
+            if int(read) < INDEX_BATCH or not int(moved):
+                return total
 
     def forget_review(self, job_id: str) -> None:
         """Drop a job from the review list (it expired from the store)."""

@@ -1,6 +1,12 @@
 """The job store's Lua scripts: each once-only write of ``suture.workers.store.job_store`` as one atomic step.
 
 Keys and arguments are documented at each script; the store module docstring draws the layout.
+
+A soft-delivered job is listed twice: on the review list of every job, and on its tenant's
+(``review:t:<tenant>``,
+"" for a job enqueued without one). The scripts that list or unlist it name the tenant's list from the
+tenant stored in the job's hash, read in the same atomic step, so the two can never disagree. That key is
+built inside the script, not passed in KEYS: suture runs on one Redis (no Cluster), where this is safe.
 """
 
 # KEYS: job, idempotency key (the job key when there is none), deadlines, waiting list, its class's tenant
@@ -53,7 +59,8 @@ return {added, count, claimed}
 
 # KEYS: job, deadlines, done channel, review list; ARGV: result, status, job id, ttl_s, the state version
 # the result was built from ('' any), a time the job stays due at on the watchdog's list ('' none: it
-# leaves the list), now_s. A soft-delivered job joins the review list (people look at it). Returns 1
+# leaves the list), now_s, the tenants' review list prefix. A soft-delivered job joins the review list
+# and its tenant's (people look at it). Returns 1
 # stored, 0 a result was there already, -1 no such job, -3 the state moved on from that version (build
 # the result again).
 DELIVER = """
@@ -67,7 +74,10 @@ if ARGV[6] ~= '' then
 else
   redis.call('ZREM', KEYS[2], ARGV[3])
 end
-if ARGV[2] == 'soft_delivered' then redis.call('ZADD', KEYS[4], ARGV[7], ARGV[3]) end
+if ARGV[2] == 'soft_delivered' then
+  redis.call('ZADD', KEYS[4], ARGV[7], ARGV[3])
+  redis.call('ZADD', ARGV[8] .. (redis.call('HGET', KEYS[1], 'tenant') or ''), ARGV[7], ARGV[3])
+end
 redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1
 """
@@ -89,8 +99,8 @@ return 1
 """
 
 # Resume: only a soft-delivered job; its result joins the history, the state gets the new spec, and
-# it leaves the review list. KEYS: job, deadlines, history, review list; ARGV: spec, state, deadline_s,
-# job id, ttl_s, now_s (the round's start).
+# it leaves the review lists. KEYS: job, deadlines, history, review list; ARGV: spec, state, deadline_s,
+# job id, ttl_s, now_s (the round's start), the tenants' review list prefix.
 RESUME = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'soft_delivered' then return 0 end
@@ -102,6 +112,7 @@ redis.call('HSET', KEYS[1], 'spec', ARGV[1], 'state', ARGV[2], 'status', 'queued
            'round_started_s', ARGV[6])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 redis.call('ZREM', KEYS[4], ARGV[4])
+redis.call('ZREM', ARGV[7] .. (redis.call('HGET', KEYS[1], 'tenant') or ''), ARGV[4])
 return 1
 """
 
@@ -162,8 +173,8 @@ return tonumber(redis.call('HGET', KEYS[1], counter) or '0')
 
 # SAVE_STATE and DELIVER as one step, for an attempt that finishes its job: same checks, same writes.
 # KEYS: job, deadlines, done channel, review list; ARGV: expected version, new version, state, result,
-# status, job id, ttl_s, now_s. Returns 1 applied and delivered, 0 version moved on, -1 no such job,
-# -2 delivered.
+# status, job id, ttl_s, now_s, the tenants' review list prefix. Returns 1 applied and delivered, 0 version
+# moved on, -1 no such job, -2 delivered.
 SAVE_AND_DELIVER = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'result') == 1 then return -2 end
@@ -172,14 +183,17 @@ if v ~= tonumber(ARGV[1]) then return 0 end
 redis.call('HSET', KEYS[1], 'state', ARGV[3], 'version', ARGV[2], 'result', ARGV[4], 'status', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[7])
 redis.call('ZREM', KEYS[2], ARGV[6])
-if ARGV[5] == 'soft_delivered' then redis.call('ZADD', KEYS[4], ARGV[8], ARGV[6]) end
+if ARGV[5] == 'soft_delivered' then
+  redis.call('ZADD', KEYS[4], ARGV[8], ARGV[6])
+  redis.call('ZADD', ARGV[9] .. (redis.call('HGET', KEYS[1], 'tenant') or ''), ARGV[8], ARGV[6])
+end
 redis.call('PUBLISH', KEYS[3], ARGV[5])
 return 1
 """
 
 # A reviewer concludes a soft-delivered job (accepts it as is, or cancels it): KEYS: job, done channel,
-# review list; ARGV: the new result, the round it was read at, ttl_s, job id, its status. Returns 1
-# stored, 0 not soft-delivered or another round, -1 no such job.
+# review list; ARGV: the new result, the round it was read at, ttl_s, job id, its status, the tenants'
+# review list prefix. Returns 1 stored, 0 not soft-delivered or another round, -1 no such job.
 CONCLUDE_REVIEW = """
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'soft_delivered' then return 0 end
@@ -187,6 +201,61 @@ if tonumber(redis.call('HGET', KEYS[1], 'round') or '0') ~= tonumber(ARGV[2]) th
 redis.call('HSET', KEYS[1], 'result', ARGV[1], 'status', ARGV[5])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[3], ARGV[4])
+redis.call('ZREM', ARGV[6] .. (redis.call('HGET', KEYS[1], 'tenant') or ''), ARGV[4])
 redis.call('PUBLISH', KEYS[2], ARGV[5])
 return 1
+"""
+
+# Catch the tenants' review lists up with the review list of every job: what was listed before they existed
+# (a store from before the upgrade), or by a process of an older version since. KEYS: review list, its
+# high-water mark (the last delivery time indexed); ARGV: job key prefix ('<p>:job:'), the tenants' review
+# list prefix, at most this many entries per call. Each soft-delivered job joins its tenant's list at its
+# delivery time. Returns {entries read, 1 if the mark moved on else 0}.
+INDEX_REVIEW = """
+local since = redis.call('GET', KEYS[2]) or '-inf'
+local found = redis.call('ZRANGEBYSCORE', KEYS[1], since, '+inf', 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[3]))
+for i = 1, #found, 2 do
+  local fields = redis.call('HMGET', ARGV[1] .. found[i], 'status', 'tenant')
+  if fields[1] == 'soft_delivered' then
+    redis.call('ZADD', ARGV[2] .. (fields[2] or ''), found[i + 1], found[i])
+  end
+end
+local moved = 0
+if #found > 0 and found[#found] ~= since then
+  redis.call('SET', KEYS[2], found[#found])
+  moved = 1
+end
+return {#found / 2, moved}
+"""
+
+# The newest soft-delivered jobs on each of KEYS[2..] (tenants' review lists), at most ARGV[2] per list. An
+# entry whose job is no longer soft-delivered (left by a process of an older version) is dropped from that
+# list as it is met, so it never takes a place in the window; one whose job expired, from the review list
+# of every job (KEYS[1]) too. ARGV: job key prefix, limit. Returns one flat {id, score, ...} list per list.
+REVIEW_LISTS = """
+local lists = {}
+local limit = tonumber(ARGV[2])
+for k = 2, #KEYS do
+  local kept, start = {}, 0
+  while #kept < 2 * limit do
+    local page = redis.call('ZREVRANGE', KEYS[k], start, start + limit - 1, 'WITHSCORES')
+    if #page == 0 then break end
+    local stayed = 0
+    for i = 1, #page, 2 do
+      if redis.call('HGET', ARGV[1] .. page[i], 'status') == 'soft_delivered' then
+        stayed = stayed + 1
+        if #kept < 2 * limit then
+          kept[#kept + 1] = page[i]
+          kept[#kept + 1] = page[i + 1]
+        end
+      else
+        redis.call('ZREM', KEYS[k], page[i])
+        if redis.call('EXISTS', ARGV[1] .. page[i]) == 0 then redis.call('ZREM', KEYS[1], page[i]) end
+      end
+    end
+    start = start + stayed
+  end
+  lists[k - 1] = kept
+end
+return lists
 """

@@ -165,8 +165,11 @@ async def _upload_fields(request: Request) -> JobRequest:
 )
 def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
     """The job's status, and its result once finished (the same keys as ``suture result``); another
-    key's job is a 404, as if it did not exist."""
-    handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
+    key's job is a 404, as if it did not exist (so is one enqueued without a tenant, unless the key is an
+    operator key)."""
+    handle = producer.get_job(
+        job_id, service(request).settings, tenant=caller.tenant, operator=caller.operator
+    )
     status = handle.status()
     result = handle.result(timeout_s=0) if status in _FINAL else None
     callback = handle.callback()
@@ -182,7 +185,9 @@ def read_job(request: Request, job_id: JobId, caller: ApiCaller) -> JobView:
 )
 def read_trace(request: Request, job_id: JobId, caller: ApiCaller) -> TraceView:
     """Every attempt so far, across resumes, oldest first (as ``suture trace``); another key's job: 404."""
-    handle = producer.get_job(job_id, service(request).settings, tenant=caller.tenant)
+    handle = producer.get_job(
+        job_id, service(request).settings, tenant=caller.tenant, operator=caller.operator
+    )
     return TraceView(job_id=job_id, attempts=handle.trace())
 
 
@@ -190,16 +195,16 @@ def read_trace(request: Request, job_id: JobId, caller: ApiCaller) -> TraceView:
     "/jobs/{job_id}/cancel",
     response_model=Cancelled,
     summary="Cancel a job",
-    responses=problem_responses(401, 404, 409, 413, 422, 429, 503),
+    responses=problem_responses(401, 403, 404, 409, 413, 422, 429, 503),
 )
 def cancel_job(
     request: Request, job_id: JobId, caller: ApiCaller, body: CancelRequest | None = None
 ) -> Cancelled:
     """Stop a job that has not finished (its result is stored now, status ``cancelled``); 409 if it had;
-    another key's job: 404."""
+    another key's job: 404; a job enqueued without a tenant: 404, or 403 to an operator key."""
     settings = service(request).settings
     reason = (body.reason if body else None) or producer.CANCEL_REASON
-    if not producer.cancel(job_id, reason, settings=settings, tenant=caller.tenant):
+    if not producer.cancel(job_id, reason, settings=settings, tenant=caller.tenant, operator=caller.operator):
         status = producer.get_job(job_id, settings).status()
         raise ProblemError(
             409, "job-finished", f"job {job_id} had already finished ({status}); nothing changed"
@@ -212,14 +217,14 @@ def cancel_job(
     status_code=202,
     response_model=JobAccepted,
     summary="Resume a soft-delivered job with feedback",
-    responses={202: {"headers": LOCATION}, **problem_responses(401, 404, 409, 413, 422, 429, 503)},
+    responses={202: {"headers": LOCATION}, **problem_responses(401, 403, 404, 409, 413, 422, 429, 503)},
 )
 def resume_job(
     request: Request, response: Response, job_id: JobId, caller: ApiCaller, body: ResumeRequest
 ) -> JobAccepted:
     """Re-run a soft-delivered job with a person's feedback and a fresh retry budget (history kept);
     ``targets`` (JSON Pointers) regenerates only those parts, ``callback`` replaces the job's callback;
-    another key's job: 404."""
+    another key's job: 404; a job enqueued without a tenant: 404, or 403 to an operator key."""
     handle = producer.resume(
         job_id,
         body.feedback,
@@ -227,6 +232,7 @@ def resume_job(
         callback=body.callback,
         settings=service(request).settings,
         tenant=caller.tenant,
+        operator=caller.operator,
     )
     response.headers["Location"] = f"/v1/jobs/{handle.id}"
     return JobAccepted(job_id=handle.id, status="queued")

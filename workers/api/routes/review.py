@@ -4,7 +4,9 @@ Pages authenticate like the API (a bearer key) or with basic auth whose password
 teacher can open them in a browser. Actions are HTML forms: each carries a token derived from the
 caller's key and the job (``Caller.form_token``), and a cross-site request is refused, so another
 site cannot make a logged-in browser accept or cancel a job. Accept is ``review.actions.accept``;
-resume and cancel are the producer's, as everywhere else.
+resume and cancel are the producer's, as everywhere else. The list reads the caller's own review list in
+the store (and the operator's, for an operator key); a job enqueued without a tenant is shown to an
+operator key without forms, as no key may act on it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from suture.workers.api.problems import ProblemError, problem_responses
 from suture.workers.api.routes.jobs import JobId
 from suture.workers.api.schemas import MAX_FEEDBACK_CHARS
 from suture.workers.review.actions import CANCEL_REASON, accept, dismiss
-from suture.workers.review.jobs import job_view, waiting
+from suture.workers.review.jobs import readable_job, record_view, waiting
 from suture.workers.review.render import ActionForms, index_item, render_index, render_job
 from suture.workers.store.job_store import get_store
 
@@ -36,6 +38,10 @@ NOTICES: dict[str, str] = {
     "cancelled": "Cancelled.",
     "finished": "The job had already finished; nothing changed.",
 }
+OPERATORS_JOB = (
+    "Enqueued without a tenant (by the operator, e.g. `suture batch`): API keys only read it. Accept, resume "
+    "or cancel it from the CLI, or with `suture review OUT` for a batch."
+)
 # The pages load nothing from anywhere and post only to themselves.
 HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
@@ -61,7 +67,7 @@ def _page(html: str) -> HTMLResponse:
 )
 def review_index(request: Request, caller: Viewer) -> HTMLResponse:
     """The soft-delivered jobs waiting for a person, newest first."""
-    jobs = waiting(get_store(service(request).settings), tenant=caller.tenant)
+    jobs = waiting(get_store(service(request).settings), tenant=caller.tenant, operator=caller.operator)
     items = [index_item(w.view, f"/review/jobs/{w.view.job_id}", when=w.when) for w in jobs]
     html = render_index(
         "Quizzes waiting for review",
@@ -85,11 +91,13 @@ def review_job(
 ) -> HTMLResponse:
     """The quiz as a reader sees it, each remaining failure at its question, each question's history."""
     store = get_store(service(request).settings)
-    view = job_view(store, job_id, caller.tenant)  # another tenant's job: 404
+    record = readable_job(store, job_id, caller.tenant, operator=caller.operator)  # not the caller's: 404
+    view = record_view(record)
     if view is None:
-        status = store.status(job_id)
-        pending = f"This job is {status}: no result yet. Reload later."
+        pending = f"This job is {record.status}: no result yet. Reload later."
         return _page(render_index(f"Job {job_id}", [], empty=pending, notice=NOTICES.get(notice or "")))
+    if record.tenant is None:  # the operator's (an operator key reads it): no key acts on it
+        return _page(render_job(view, back="/review", notice=NOTICES.get(notice or "", OPERATORS_JOB)))
     base = f"/review/jobs/{job_id}"
     actions = ActionForms(
         accept=f"{base}/accept",
@@ -109,7 +117,7 @@ def review_job(
 def review_accept(request: Request, job_id: JobId, caller: Viewer, token: Token) -> RedirectResponse:
     """The job becomes ``delivered`` with ``reviewed: true`` in its result."""
     _check_form(request, caller, job_id, token)
-    accept(job_id, settings=service(request).settings, tenant=caller.tenant)
+    accept(job_id, settings=service(request).settings, tenant=caller.tenant, operator=caller.operator)
     return _back(job_id, "accepted")
 
 
@@ -128,7 +136,8 @@ def review_resume(
 ) -> RedirectResponse:
     """Another round with the reviewer's feedback in every prompt (the producer's ``resume``)."""
     _check_form(request, caller, job_id, token)
-    producer.resume(job_id, feedback, settings=service(request).settings, tenant=caller.tenant)
+    settings = service(request).settings
+    producer.resume(job_id, feedback, settings=settings, tenant=caller.tenant, operator=caller.operator)
     return _back(job_id, "resumed")
 
 
@@ -143,10 +152,11 @@ def review_cancel(request: Request, job_id: JobId, caller: Viewer, token: Token)
     stops."""
     _check_form(request, caller, job_id, token)
     settings = service(request).settings
-    if producer.get_job(job_id, settings, tenant=caller.tenant).status() == "soft_delivered":
-        dismiss(job_id, settings=settings, tenant=caller.tenant)
+    who: dict[str, Any] = {"tenant": caller.tenant, "operator": caller.operator}
+    if producer.get_job(job_id, settings, **who).status() == "soft_delivered":
+        dismiss(job_id, settings=settings, **who)
         return _back(job_id, "cancelled")
-    cancelled = producer.cancel(job_id, CANCEL_REASON, settings=settings, tenant=caller.tenant)
+    cancelled = producer.cancel(job_id, CANCEL_REASON, settings=settings, **who)
     return _back(job_id, "cancelled" if cancelled else "finished")
 
 
