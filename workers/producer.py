@@ -172,6 +172,9 @@ def enqueue(
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
     tenant find another tenant's job as no job (``JobNotFound``). ``priority`` (interactive, bulk): which
     new jobs the dispatcher sends first; ``batch_api`` (off, all, first): which calls use the Batch API.
+    Without ``idempotency_key`` the job gets an automatic one. A store write that fails (it may have been
+    applied) is read back under the key: the job is returned if it exists, else ``EnqueueOutcomeUnknown``
+    carries its id and the key, and enqueueing again with that key never makes a second job.
     """
     settings = resolved_settings(settings)
     # A key of its own when the caller gave none: an outcome-unknown error carries it, so a retry
