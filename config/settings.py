@@ -29,6 +29,7 @@ from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
 from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
+from suture.config.network_settings import NetworkSettings
 from suture.config.provider_limits import moved_rate_limits
 from suture.config.quiz_settings import AutoQuestions
 from suture.config.quiz_settings import QuizRules as QuizRules  # re-exported
@@ -232,6 +233,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
     dispatch: DispatchSettings = Field(default_factory=DispatchSettings)
+    network: NetworkSettings = Field(default_factory=NetworkSettings)
 
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.

@@ -26,6 +26,7 @@ from suture.workers import producer
 from suture.workers.aio_completions import RECHECK_S, AsyncCompletions
 from suture.workers.errors import JobNotFound, JobTimeout
 from suture.workers.idempotency import check_owner
+from suture.workers.store.connection import Pool, async_redis_client
 from suture.workers.store.job_store import store_url
 from suture.workers.store.keys import Keys
 from suture.workers.store.outbox import delivery_of
@@ -51,15 +52,8 @@ def _state(settings: Settings) -> _LoopState:
     per_url = _loops.setdefault(asyncio.get_running_loop(), {})
     if url not in per_url:
         worker = settings.worker
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=worker.redis_pool_size,
-            timeout=worker.redis_pool_timeout_s,
-            decode_responses=True,
-            socket_timeout=worker.redis_timeout_s,
-            socket_connect_timeout=min(worker.redis_timeout_s, 10.0),
-        )
-        client = aioredis.Redis(connection_pool=pool)
+        pool = Pool(worker.redis_pool_size, worker.redis_pool_timeout_s, worker.redis_timeout_s)
+        client = async_redis_client(url, pool, settings.network)
         per_url[url] = _LoopState(client, AsyncCompletions(client, PREFIX))
     return per_url[url]
 

@@ -25,6 +25,9 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
      └── StoreError                                  the job store (``suture.workers.store``)
           ├── JobNotFound(job_id)                    unknown or expired job
           └── StoreUnavailable(reason)               Redis cannot be reached (URL password never shown)
+               └── EnqueueOutcomeUnknown(job_id, idempotency_key, reason)
+                                                     enqueue's write timed out and its read-back could not
+                                                     say whether the job exists: retry with the same key
 
 Every ``str()`` is one line naming the bad value (and the known ones where there is a list), so the
 CLI prints it as is (exit 2) and an HTTP API can answer ``InvalidJob`` with 422 and ``JobNotFound``
@@ -41,6 +44,7 @@ from suture.config.settings import ConfigError
 # The public errors, listed once: ``suture`` exports exactly these (and NoBrokerConfigured).
 __all__ = [
     "BrokerUnavailable",
+    "EnqueueOutcomeUnknown",
     "IdempotencyConflict",
     "InputTooLarge",
     "InvalidJob",
@@ -199,3 +203,19 @@ class StoreUnavailable(StoreError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"job store (Redis) unavailable: {reason}")
         self.reason = reason
+
+
+class EnqueueOutcomeUnknown(StoreUnavailable):
+    """Enqueue's write to the store failed (a timeout: it may have been applied) and reading back its
+    idempotency key did not find the job: it may exist or not. Enqueue again with ``idempotency_key``
+    (the caller's, or the automatic one enqueue chose): that returns the job if it exists and creates it
+    once if not, never a second one."""
+
+    def __init__(self, job_id: str, idempotency_key: str, reason: str) -> None:
+        super().__init__(
+            f"{reason}; outcome unknown: job {job_id} may or may not have been created; enqueue again "
+            f"with idempotency_key={idempotency_key!r} to get it (or create it) exactly once"
+        )
+        self.reason = reason
+        self.job_id = job_id
+        self.idempotency_key = idempotency_key

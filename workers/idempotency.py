@@ -15,9 +15,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from suture.workers.errors import InvalidJob, JobNotFound, OperatorJob
+from suture.workers.errors import (
+    EnqueueOutcomeUnknown,
+    InvalidJob,
+    JobNotFound,
+    OperatorJob,
+    StoreUnavailable,
+)
+
+if TYPE_CHECKING:
+    from suture.workers.store.reads import JobReads
 
 # What makes the job; not where it came from (``batch``, ``meta``): a batch rerun from another
 # folder is the same request.
@@ -52,6 +63,39 @@ def scoped_key(key: str | None, spec: dict[str, Any], tenant: str | None = None)
         return key, request_sha256(spec)
     scope = hashlib.sha256(tenant.encode()).hexdigest()[:32]
     return f"{_SCOPE}{scope}{_SCOPE}{key}", request_sha256(spec)
+
+
+def automatic_key() -> str:
+    """A fresh idempotency key for an enqueue whose caller gave none (the error of an unknown outcome
+    carries it, so retrying with it returns the job the first call may have made)."""
+    return f"auto-{uuid.uuid4().hex}"
+
+
+def created_or_read_back(
+    create: Callable[[], tuple[str, bool, str]],
+    store: JobReads,
+    job_id: str,
+    key: str,
+    stored_key: str | None,
+) -> tuple[str, bool, str]:
+    """``create()``'s answer; if its write failed, the job that reading back ``stored_key`` finds.
+
+    A timed-out write may have been applied and only its reply lost: the producer is told the truth,
+    never a bare "unavailable" for a job that runs. Found: that job, as if created (the caller learns
+    its id). Not found, or the read-back fails too: ``EnqueueOutcomeUnknown`` with ``job_id`` and the
+    caller's ``key``; the write may still land, so only a retry under the same key is safe, and is.
+    """
+    try:
+        return create()
+    except StoreUnavailable as exc:
+        failure = exc
+    try:
+        found = store.job_for_key(stored_key) if stored_key else None
+    except StoreUnavailable:
+        found = None
+    if found is None:
+        raise EnqueueOutcomeUnknown(job_id, key, failure.reason) from None
+    return found[0], found[0] == job_id, found[1]
 
 
 def check_key(key: str | None) -> str | None:

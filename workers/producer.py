@@ -30,6 +30,7 @@ from suture.config.settings import Settings, load_settings
 from suture.workers.admission import admit, job_deadline_s
 from suture.workers.errors import (
     BrokerUnavailable,
+    EnqueueOutcomeUnknown,
     IdempotencyConflict,
     InputTooLarge,
     InvalidJob,
@@ -47,7 +48,15 @@ from suture.workers.errors import (
     UnusableInput,
 )
 from suture.workers.extras import requiring
-from suture.workers.idempotency import check_actor, check_key, check_owner, check_tenant, scoped_key
+from suture.workers.idempotency import (
+    automatic_key,
+    check_actor,
+    check_key,
+    check_owner,
+    check_tenant,
+    created_or_read_back,
+    scoped_key,
+)
 from suture.workers.priority import check_priority
 from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
 
@@ -56,6 +65,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BrokerUnavailable",
+    "EnqueueOutcomeUnknown",
     "IdempotencyConflict",
     "InputTooLarge",
     "InvalidJob",
@@ -165,9 +175,14 @@ def enqueue(
     key (the same key from two tenants makes two jobs) and is stored with the job: the reads given a
     tenant find another tenant's job as no job (``JobNotFound``). ``priority`` (interactive, bulk): which
     new jobs the dispatcher sends first; ``batch_api`` (off, all, first): which calls use the Batch API.
+    Without ``idempotency_key`` the job gets an automatic one. A store write that fails (it may have been
+    applied) is read back under the key: the job is returned if it exists, else ``EnqueueOutcomeUnknown``
+    carries its id and the key, and enqueueing again with that key never makes a second job.
     """
     settings = resolved_settings(settings)
-    tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key)
+    # A key of its own when the caller gave none: an outcome-unknown error carries it, so a retry
+    # with it can never make a second job.
+    tenant, idempotency_key = check_tenant(tenant), check_key(idempotency_key) or automatic_key()
     job_class = check_priority(priority)
     job_id = uuid.uuid4().hex
     given = dict(params or {}) | ({"questions": questions} if questions is not None else {})
@@ -189,16 +204,20 @@ def enqueue(
         _check_callback_for_workers(callback, store, settings)
     key, request_sha256 = scoped_key(idempotency_key, spec, tenant)
     dispatched = settings.dispatch.enabled
-    found, created, stored_sha256 = store.create(
-        job_id,
-        spec,
-        deadline_s=time.time() + job_deadline_s(settings, admitted.spec),
-        idempotency_key=key,
-        request_sha256=request_sha256,
-        meta=meta,
-        tenant=tenant,
-        waiting=store.waiting.slot(job_class, tenant) if dispatched else None,
-    )
+
+    def create() -> tuple[str, bool, str]:
+        return store.create(
+            job_id,
+            spec,
+            deadline_s=time.time() + job_deadline_s(settings, admitted.spec),
+            idempotency_key=key,
+            request_sha256=request_sha256,
+            meta=meta,
+            tenant=tenant,
+            waiting=store.waiting.slot(job_class, tenant) if dispatched else None,
+        )
+
+    found, created, stored_sha256 = created_or_read_back(create, store, job_id, idempotency_key, key)
     if not created and stored_sha256 and stored_sha256 != request_sha256:
         raise IdempotencyConflict(str(idempotency_key), found)
     if not dispatched:  # else stored and listed in one step: the dispatcher sends it

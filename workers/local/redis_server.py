@@ -17,7 +17,9 @@ from pathlib import Path
 
 import redis
 
+from suture.config.network_settings import NetworkSettings
 from suture.workers.local.child_process import free_port
+from suture.workers.store.connection import connection_options
 
 
 class RedisNotFound(Exception):
@@ -80,7 +82,7 @@ def private_config(workdir: Path) -> tuple[str, str]:
 
 def redis_answers(url: str) -> bool:
     """True if a Redis at ``url`` answers a PING (with its password) within a second."""
-    client = redis.Redis.from_url(url, socket_timeout=1)
+    client = redis.Redis.from_url(url, **connection_options(NetworkSettings(connect_timeout_s=1), 1.0))
     try:
         return bool(client.ping())
     except redis.exceptions.RedisError:

@@ -22,6 +22,7 @@ from typing import Any
 
 from celery import Celery
 
+from suture.config.network_settings import NetworkSettings
 from suture.config.settings import Settings
 from suture.workers.errors import NoBrokerConfigured
 from suture.workers.runtime.queue_order import (
@@ -31,6 +32,7 @@ from suture.workers.runtime.queue_order import (
     MODEL_QUEUES,
     ClassFirstCycle,
 )
+from suture.workers.store.connection import connection_options
 from suture.workers.store.job_store import store_url
 
 CONTROL_QUEUE = "suture.control"
@@ -178,11 +180,11 @@ def configure(settings: Settings) -> Celery:
     wanted = {
         "broker_url": broker_url(settings),
         "result_backend": backend_url(settings),
-        "broker_transport_options": transport,
+        "broker_transport_options": transport | broker_socket_options(settings.network),
         "result_backend_transport_options": {"visibility_timeout": visibility_s},
         "task_soft_time_limit": settings.worker.soft_time_limit_s,
         "task_time_limit": settings.worker.time_limit_s,
-    }
+    } | connection_settings(settings.network)
     ClassFirstCycle.bulk_share = settings.dispatch.bulk_share
     if wanted != _configured:
         if _configured:
@@ -191,6 +193,38 @@ def configure(settings: Settings) -> Celery:
         _configured.clear()
         _configured.update(wanted)
     return app
+
+
+def broker_socket_options(network: NetworkSettings) -> dict[str, Any]:
+    """The broker connection's socket options, for kombu's Redis and AMQP transports alike.
+
+    Redis: a read timeout on every command (a PUBLISH of a task event into a silent partition fails
+    and the consumer reconnects, instead of blocking Celery's loop for the kernel's 15 minutes),
+    keep-alive with short probes, and kombu's own check of its BRPOP and pub/sub connections every
+    ``health_check_interval_s``. ``retry_on_timeout`` stays off: a timed-out LPUSH may have been applied,
+    and kombu sends its publish pipelines only when no write is retried blindly. AMQP (py-amqp): read and
+    write timeouts and the same keep-alive probes (``socket_settings``).
+    """
+    options = connection_options(network, network.broker_timeout_s)
+    return options | {
+        "retry_on_timeout": False,
+        "read_timeout": network.broker_timeout_s,
+        "write_timeout": network.broker_timeout_s,
+        "socket_settings": options["socket_keepalive_options"],
+    }
+
+
+def connection_settings(network: NetworkSettings) -> dict[str, Any]:
+    """Celery's own settings for its broker connect timeout and its Redis result backend's sockets
+    (Celery's backend takes no keep-alive probe options: its idle connections rely on the health check)."""
+    return {
+        "broker_connection_timeout": network.connect_timeout_s,
+        "redis_socket_timeout": network.broker_timeout_s,
+        "redis_socket_connect_timeout": network.connect_timeout_s,
+        "redis_socket_keepalive": True,
+        "redis_retry_on_timeout": False,
+        "redis_backend_health_check_interval": network.health_check_interval_s,
+    }
 
 
 def waiting_messages(queues: tuple[str, ...] = (*MODEL_QUEUES, CONTROL_QUEUE)) -> dict[str, int]:

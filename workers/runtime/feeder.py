@@ -239,9 +239,7 @@ def start_feeder(settings: Settings) -> Feeder | None:
     itself)."""
     if not settings.dispatch.enabled:
         return None
-    import redis
-
-    from suture.workers.runtime.app import app, broker_url, queue_for, waiting_messages
+    from suture.workers.runtime.app import app, queue_for, waiting_messages
     from suture.workers.runtime.lanes import Lanes
     from suture.workers.runtime.publish import publish
     from suture.workers.store.job_store import get_store
@@ -257,8 +255,7 @@ def start_feeder(settings: Settings) -> Feeder | None:
             lanes.note(job_class, tenant, job_id)
         publish(app, "suture.attempt", job_id, 1, ahead=ahead, **shown)
 
-    broker = broker_url(settings)
-    client = redis.Redis.from_url(broker) if broker.startswith(("redis://", "rediss://")) else None
+    client = queue_lengths_client(settings)
 
     def ready(job_class: PriorityClass) -> tuple[int, int]:
         queues = tuple(dict.fromkeys(queue_for("suture.attempt", job_class, ahead=a) for a in (True, False)))
@@ -283,3 +280,16 @@ def start_feeder(settings: Settings) -> Feeder | None:
     feeder = Feeder(store, settings.dispatch, first_attempt, ready, lanes.under, slots)
     feeder.start()
     return feeder
+
+
+def queue_lengths_client(settings: Settings) -> Any:
+    """The dispatcher's client for reading queue lengths on a Redis broker (None for another broker), with
+    the broker's socket options: a silent broker fails a pass, never hangs the dispatcher."""
+    from suture.workers.runtime.app import broker_url
+    from suture.workers.store.connection import Pool, redis_client
+
+    broker = broker_url(settings)
+    if not broker.startswith(("redis://", "rediss://")):
+        return None
+    lengths = Pool(2, settings.worker.redis_pool_timeout_s, settings.network.broker_timeout_s)
+    return redis_client(broker, lengths, settings.network, decode=False)

@@ -111,6 +111,7 @@ class BatchRunner:
         """Answer ``lines`` in order, line k of ``total`` not before ``started + delay * k / total``."""
         results: list[LineResult] = []
         for index, line in enumerate(lines):
+
             def until(index: int = index) -> float:
                 return started + self.options.delay_s * index / total
 

@@ -47,6 +47,7 @@ from typing import Any
 
 import redis
 
+from suture.config.network_settings import NetworkSettings
 from suture.config.settings import Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
 from suture.workers.errors import JobNotFound, NoBrokerConfigured
@@ -296,12 +297,12 @@ def get_store(settings: Settings) -> JobStore:
     pool = Pool(
         max(worker.redis_pool_size, least_pool_size()), worker.redis_pool_timeout_s, worker.redis_timeout_s
     )
-    return _store_for(store_url(settings), worker.store_ttl_s, pool)
+    return _store_for(store_url(settings), worker.store_ttl_s, pool, settings.network)
 
 
 @cache
-def _store_for(url: str, ttl_s: float, pool: Pool) -> JobStore:
-    return JobStore(redis_client(url, pool), ttl_s=ttl_s)
+def _store_for(url: str, ttl_s: float, pool: Pool, network: NetworkSettings) -> JobStore:
+    return JobStore(redis_client(url, pool, network), ttl_s=ttl_s)
 
 
 def _dumps(value: Any) -> str:

@@ -51,6 +51,14 @@ class JobReads:
             raise JobNotFound(job_id)
         return JobRecord.from_hash(job_id, raw)
 
+    def job_for_key(self, idempotency_key: str) -> tuple[str, str] | None:
+        """The job an idempotency key (as stored: scoped) names, with its request's sha256; None if none."""
+        value = guarded(lambda: self._r.get(self._keys.idempotency(idempotency_key)))
+        if not value:
+            return None
+        job_id, _, sha256 = str(value).partition(" ")
+        return job_id, sha256
+
     def status(self, job_id: str) -> str:
         """The job's status string; raises JobNotFound."""
         status = guarded(lambda: self._r.hget(self._keys.job(job_id), "status"))

@@ -189,10 +189,11 @@ def test_the_store_client_has_the_configured_timeouts() -> None:
         overrides={"redis_url": "redis://127.0.0.1:6399/0", "worker": {"redis_timeout_s": 12}}
     )
     kwargs = get_store(settings).redis.connection_pool.connection_kwargs
-    # Then its connections time out (and probe idle peers) instead of waiting for ever
+    # Then its connections time out (connecting: network.connect_timeout_s) and probe idle peers
+    # instead of waiting for ever
     assert (kwargs["socket_timeout"], kwargs["socket_connect_timeout"], kwargs["socket_keepalive"]) == (
         12,
-        10,
+        5,
         True,
     )
 
