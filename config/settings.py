@@ -27,6 +27,7 @@ from suture.config.batch_api_settings import BatchApiSettings
 from suture.config.dispatch_settings import DispatchSettings
 from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
+from suture.config.listen_settings import ListenSettings
 from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
 from suture.config.provider_limits import moved_rate_limits
@@ -232,6 +233,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
     dispatch: DispatchSettings = Field(default_factory=DispatchSettings)
+    listen: ListenSettings = Field(default_factory=ListenSettings)
 
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.

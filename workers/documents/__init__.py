@@ -35,6 +35,7 @@ from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown
 from suture.workers.documents.section import Section, Unit
 from suture.workers.documents.text import text_problem
 from suture.workers.extras import requiring
+from suture.workers.printable import shown
 
 __all__ = [
     "SUFFIXES",
@@ -78,7 +79,7 @@ class InputIssue:
 
     def __str__(self) -> str:
         verb = "skipped" if self.skipped else "note"
-        return f"{self.source}: {verb}: {self.reason}: {self.detail}"
+        return f"{shown(self.source)}: {verb}: {self.reason}: {shown(self.detail)}"
 
 
 def find_files(inputs: Iterable[str | Path], *, follow_symlinks: bool = False) -> Iterator[Path | InputIssue]:
