@@ -4,9 +4,10 @@
 path is the password. A web page the user visits could still reach it through DNS rebinding (a name
 of the attacker's that resolves to 127.0.0.1 sends ``Host: attacker.example``) or post a form to it
 (CSRF). So every request must carry ``Host: 127.0.0.1:PORT``, ``localhost:PORT`` or the configured
-host with the port it listens on, else 421; and a POST whose ``Origin`` (or ``Sec-Fetch-Site``)
-says it came from another site gets 403. A client that sends no ``Origin`` (curl, a script) is no
-browser acting for someone else, so it passes the Origin check.
+host with the port it listens on, else 421; and a POST whose ``Sec-Fetch-Site`` is not
+``same-origin`` (or ``none``), or whose ``Origin`` is another origin, or ``null`` without the
+browser's ``Sec-Fetch-Site: same-origin``, gets 403. A client that sends neither header (curl, a
+script) is no browser acting for someone else, so it passes.
 """
 
 from __future__ import annotations
@@ -62,9 +63,13 @@ def _refusal(method: str, headers: dict[str, str], hosts: frozenset[str]) -> tup
         return 421, f"this review app answers only to {', '.join(sorted(hosts))} (Host header)"
     if method in ("GET", "HEAD", "OPTIONS"):
         return None
-    origin = headers.get("origin")
-    if headers.get("sec-fetch-site") == "cross-site":
-        return 403, "a form from another site is refused"
-    if origin is not None and origin.lower() not in {f"http://{h}" for h in hosts}:
+    origin, site = headers.get("origin"), headers.get("sec-fetch-site")
+    if site is not None and site not in ("same-origin", "none"):
+        return 403, "a form from another site is refused (Sec-Fetch-Site header)"
+    # The pages send no referrer, so a browser posts their forms with "Origin: null"; it is taken
+    # only with the browser's word that the form came from this origin (Sec-Fetch-Site).
+    if origin == "null" and site != "same-origin":
+        return 403, "a form from an opaque origin is refused (Origin header)"
+    if origin not in (None, "null") and origin.lower() not in {f"http://{h}" for h in hosts}:
         return 403, "a form from another origin is refused (Origin header)"
     return None
