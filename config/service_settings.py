@@ -46,11 +46,20 @@ class ApiSettings(_Section):
     public_url: str | None = None
     # A request body over this is refused with 413 before it is read whole.
     max_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
-    # Requests per minute per key, shared by every API process through Redis (0: no limit).
-    rate_limit_per_minute: int = Field(0, ge=0)
+    # Requests per minute per key, shared by every API process through Redis (0: no limit). On by
+    # default: one key cannot take the whole server (10 a second on average; raise it for a busy app).
+    rate_limit_per_minute: int = Field(600, ge=0)
     # Open connections per server process; past it uvicorn answers 503 (300 half-sent headers held nothing
     # shut).
     max_connections: int = Field(1000, ge=1)
+    # A request head must arrive whole within this (from the connection's start or the previous
+    # response), else 408 and the connection closes: half-sent heads (slowloris) hold nothing for long.
+    header_timeout_s: float = Field(10.0, gt=0)
+    # A request head larger than this gets 431 and the connection closes.
+    max_header_bytes: int = Field(16 * 1024, ge=1024)
+    # A body must arrive whole within this once its head is in (10 MB at about 1.4 Mbit/s), else the
+    # connection closes.
+    body_timeout_s: float = Field(60.0, gt=0)
     # Server processes sharing the port (`suture serve --workers`).
     workers: int = Field(1, ge=1, le=64)
 
@@ -58,8 +67,12 @@ class ApiSettings(_Section):
 class WebhookSettings(_Section):
     """Callbacks: signed Standard Webhooks POSTs that never reach inside the network, and task callbacks."""
 
-    # whsec_... (Standard Webhooks); without it callbacks go out unsigned (a warning says so).
+    # whsec_... (Standard Webhooks), the same for `suture serve` and the workers (they sign). `suture
+    # serve` refuses to start without one while URL callbacks are enabled.
     secret: SecretStr | None = None
+    # URL callbacks accepted at enqueue (false: every entry point refuses a callback URL, and `suture
+    # serve` starts without a secret).
+    enabled: bool = True
     require_https: bool = True
     # Host names, IP addresses or networks (CIDR) a callback may reach though they are internal.
     allowed_hosts: list[str] = Field(default_factory=list)

@@ -27,6 +27,7 @@ from suture.config.batch_api_settings import BatchApiSettings
 from suture.config.dispatch_settings import DispatchSettings
 from suture.config.estimates import EstimateSettings
 from suture.config.limit_settings import ReaderLimits
+from suture.config.listen_settings import ListenSettings
 from suture.config.models import ModelPrice as ModelPrice
 from suture.config.models import ReasoningEffort as ReasoningEffort
 from suture.config.network_settings import NetworkSettings
@@ -234,6 +235,7 @@ class Settings(BaseSettings):
     webhook: WebhookSettings = Field(default_factory=WebhookSettings)
     dispatch: DispatchSettings = Field(default_factory=DispatchSettings)
     network: NetworkSettings = Field(default_factory=NetworkSettings)
+    listen: ListenSettings = Field(default_factory=ListenSettings)
 
     store_prompts: bool = True
     # A job's input text (Python, CLI, HTTP) and a file `suture validate` reads: larger is refused unread.

@@ -14,8 +14,8 @@ pytest_plugins: list[str] = [
     "tests.fixtures.workers",
     "tests.fixtures.scripted_model",
     "tests.fixtures.simulator",
+    "tests.fixtures.receivers",  # before api_server, which imports its webhook secret
     "tests.fixtures.api_server",
-    "tests.fixtures.receivers",
 ]
 
 

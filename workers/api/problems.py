@@ -13,9 +13,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from suture.workers.documents.errors import UnreadableDocument
 from suture.workers.errors import JobNotFound, StoreUnavailable
@@ -234,6 +235,12 @@ def install_handlers(app: FastAPI) -> None:
 
     for kind in MAPPED:
         app.add_exception_handler(kind, _mapped)
+
+    @app.exception_handler(ClientDisconnect)
+    async def _gone(request: Request, exc: ClientDisconnect) -> Response:
+        # The client left, or its body was too slow (api.body_timeout_s): no one reads an answer.
+        log.info("client gone before its body was read: %s %s", request.method, request.url.path)
+        return Response(status_code=408)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -54,6 +54,7 @@ from suture.workers.batch.records import (
 )
 from suture.workers.documents import InputIssue, Section
 from suture.workers.local import shutdown
+from suture.workers.printable import shown
 from suture.workers.producer import JobHandle, ProducerError, enqueue, get_job
 from suture.workers.reports.batch_report import BatchReport
 from suture.workers.reports.progress import BatchProgress
@@ -321,5 +322,5 @@ class BatchRun:
         self.report.add_result(source, result, trace, page)
         progress.record(result)
         if result.get("status") in ("failed", "refused"):
-            label = f"{source.get('file')} §{source.get('section')}"
+            label = f"{shown(source.get('file'))} §{source.get('section')}"
             print(f"suture: {label}: {result['status']}: {result.get('reason')}", file=self.err)

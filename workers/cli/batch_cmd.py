@@ -42,6 +42,7 @@ from suture.workers.errors import StoreError
 from suture.workers.local import discovery, shutdown
 from suture.workers.local.stack import LocalStack, StackError
 from suture.workers.output_folder import OutputFolderError
+from suture.workers.printable import shown
 
 
 def register(subparsers: Any) -> None:
@@ -240,13 +241,13 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
     )
     for touched in summary.get("touched") or []:
         codes = ", ".join(touched["codes"]) or "valid"
-        where = f"{touched['source'].get('file')} §{touched['source'].get('section')}"
+        where = f"{shown(touched['source'].get('file'))} §{touched['source'].get('section')}"
         print(f"kept ({touched['how']} by a person): {where}: {touched['status']} ({codes})")
     skipped = [issue for issue in summary["input_issues"] if issue.get("skipped")]
     for issue in skipped:
-        print(f"skipped: {issue['file']}: {issue['reason']}: {issue['detail']}")
+        print(f"skipped: {shown(issue['file'])}: {issue['reason']}: {shown(issue['detail'])}")
     for short in summary["short_sections"]["sections"]:
-        print(f"skipped section: {short['file']} §{short['section']}: {short['reason']}")
+        print(f"skipped section: {shown(short['file'])} §{short['section']}: {short['reason']}")
     repeats = summary["repeats_across_sections"]["count"]
     if repeats:
         print(f"{repeats} question(s) repeat a question of an earlier section: listed in the report")

@@ -16,6 +16,7 @@ from suture.workers.batch.estimate import BatchEstimate, Estimator
 from suture.workers.batch.knobs import questions_for, too_short
 from suture.workers.batch.plan import BatchPlan
 from suture.workers.batch.records import BatchOptions, batch_policy
+from suture.workers.printable import shown
 
 
 def print_dry_run(
@@ -31,9 +32,11 @@ def print_dry_run(
     for section in plan.iter_sections():
         if section.source != current:
             current = section.source
-            print(f"{current}: {plan.documents[current]} section(s)", file=out)
+            print(f"{shown(current)}: {plan.documents[current]} section(s)", file=out)
         pages = "" if section.page_start is None else f", {_pages(section.page_start, section.page_end)}"
-        head = f"  §{section.index} {section.title or '(untitled)'}: {len(section.text):,} chars{pages}"
+        head = (
+            f"  §{section.index} {shown(section.title or '(untitled)')}: {len(section.text):,} chars{pages}"
+        )
         questions = questions_for(len(section.text), options.questions, auto)
         if questions is None:
             short += 1
@@ -44,7 +47,7 @@ def print_dry_run(
         cost = "" if job.cost_usd is None else f", ~${job.cost_usd:.4f}"
         print(f"{head}, {questions} questions{cost}", file=out)
     for issue in plan.skipped:
-        print(f"skipped: {issue.source}: {issue.reason}: {issue.detail}", file=out)
+        print(f"skipped: {shown(issue.source)}: {issue.reason}: {shown(issue.detail)}", file=out)
     print(
         f"{plan.sections} section(s) in {len(plan.documents)} document(s); {len(plan.skipped)} input file(s) "
         f"skipped; {short} section(s) too short for a quiz",

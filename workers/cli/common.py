@@ -11,6 +11,7 @@ from typing import Any
 
 from suture.config.settings import ConfigError, Settings, load_settings
 from suture.workers.cli import UsageError
+from suture.workers.printable import shown
 
 STDIN = "-"
 
@@ -99,7 +100,9 @@ def _read_file_bounded(path: Path, limit: int, setting: str) -> bytes:
         if stat.S_ISDIR(info.st_mode):
             raise UsageError(f"is a directory, not a file: {path}")
         if stat.S_ISREG(info.st_mode) and info.st_size > limit:
-            raise UsageError(f"{path} is {info.st_size:,} bytes, over {setting}={limit:,}; it was not read")
+            raise UsageError(
+                f"{shown(path)} is {info.st_size:,} bytes, over {setting}={limit:,}; it was not read"
+            )
         with path.open("rb") as stream:
             return stream.read(limit + 1)
     except FileNotFoundError:
@@ -133,7 +136,9 @@ def _read_file(path: Path, settings: Settings, *, label: str | None = None) -> s
         raise UsageError(f"file not found: {path}")
     size_b, limit = path.stat().st_size, settings.max_input_bytes
     if label is None and size_b > limit:  # refused by its size, unread (as enqueue refuses the text)
-        raise UsageError(f"{path} is {size_b:,} bytes, over max_input_bytes={limit:,}; it was not read")
+        raise UsageError(
+            f"{shown(path)} is {size_b:,} bytes, over max_input_bytes={limit:,}; it was not read"
+        )
     texts: list[str] = []
     try:
         for item in iter_documents([path], settings.batch):
@@ -147,7 +152,7 @@ def _read_file(path: Path, settings: Settings, *, label: str | None = None) -> s
     except DocumentError as exc:
         raise UsageError(str(exc)) from None
     if not texts:
-        raise UsageError(f"{label or path}: no text to work from")
+        raise UsageError(f"{shown(label or path)}: no text to work from")
     return "\n\n".join(texts)
 
 

@@ -48,7 +48,7 @@ from suture.workers.reports.eval_summary import PolicySummary, suggest
 DEFAULT_POLICIES = ("full-only", "default")
 SIMULATED_NOTICE = (
     "suture: no OPENAI_API_KEY/OPENAI_BASE_URL configured; evaluating against the built-in SIMULATOR "
-    "(latency scale {scale:g}); results are marked simulated, not a real model's"
+    "at {url} (latency scale {scale:g}); results are marked simulated, not a real model's"
 )
 
 
@@ -266,7 +266,7 @@ def _model_endpoint(
 
     scale = settings.simulator.latency_scale if latency_scale is None else latency_scale
     handle = start_from_settings(settings, latency_scale=scale)
-    print(SIMULATED_NOTICE.format(scale=scale), file=sys.stderr)
+    print(SIMULATED_NOTICE.format(url=handle.base_url, scale=scale), file=sys.stderr)  # where it listens
     try:
         yield settings.model_copy(update={"openai_base_url": handle.base_url}), True, scale
     finally:

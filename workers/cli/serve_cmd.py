@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import SecretStr
 
+from suture.config.listen_settings import http_url
 from suture.config.service_settings import ApiKey
 from suture.config.settings import Settings
 from suture.workers.cli import UsageError
@@ -44,11 +45,12 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from suture.workers.api import create_app
+    from suture.workers.api.connections import ReadLimits, ServerConfig
     from suture.workers.runtime.app import CeleryConfigError, configure
     from suture.workers.webhooks.signing import check_secret
 
     settings = _with_key(producer_settings(args))
-    problem = check_secret(settings.webhook.secret)
+    problem = check_secret(settings.webhook.secret) or _unsigned(settings)
     if problem:
         raise UsageError(problem)
     try:
@@ -58,22 +60,19 @@ def run(args: argparse.Namespace) -> int:
     host = args.host or settings.api.host
     port = settings.api.port if args.port is None else args.port
     sock = _listen(host, port)
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    print(f"http://{shown}:{bound}", flush=True)
-    if settings.webhook.secret is None:
-        print("suture serve: webhook.secret is not set: callbacks go out unsigned", file=sys.stderr)
+    print(http_url(*sock.getsockname()[:2]), flush=True)  # the address the socket has, not the name given
     workers = args.workers or settings.api.workers
     if workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
     options: dict[str, Any] = {"log_level": "warning", "access_log": False, "server_header": False}
     options["timeout_keep_alive"] = 5
-    # A cap on connections (503 past it) and on a request's headers (h11: 16 KB), so half-sent
-    # requests cannot pile up without bound (issue 33); a proxy in front adds header timeouts.
+    # A cap on connections (503 past it), deadlines for a request's head and body and a cap on the
+    # head's size (workers/api/connections.py), so half-sent requests cannot pile up (issue 33).
     options["limit_concurrency"] = settings.api.max_connections
-    options["h11_max_incomplete_event_size"] = 16 * 1024
+    options["h11_max_incomplete_event_size"] = settings.api.max_header_bytes
+    options["read_limits"] = ReadLimits.of(settings.api)
     if workers == 1:
-        uvicorn.Server(uvicorn.Config(create_app(settings), **options)).run(sockets=[sock])
+        uvicorn.Server(ServerConfig(create_app(settings), **options)).run(sockets=[sock])
         return 0
     from uvicorn.supervisors import Multiprocess
 
@@ -84,9 +83,26 @@ def run(args: argparse.Namespace) -> int:
     keys = [{"key": k.key.get_secret_value(), "operator": k.operator} for k in settings.api.keys]
     os.environ["SUTURE_API__KEYS"] = json.dumps(keys)
     factory = "suture.workers.api.app:from_environment"
-    config = uvicorn.Config(factory, factory=True, workers=workers, **options)
+    config = ServerConfig(factory, factory=True, workers=workers, **options)
     Multiprocess(config, sockets=[sock]).run()
     return 0
+
+
+def _unsigned(settings: Settings) -> str | None:
+    """Why serve will not start without a webhook secret, or None.
+
+    Refused rather than generated: the workers sign callbacks, not this process, so a secret made
+    here would sign nothing; and a receiver needs it configured before the first callback arrives.
+    """
+    secret = settings.webhook.secret
+    if (secret is not None and secret.get_secret_value()) or not settings.webhook.enabled:
+        return None
+    return (
+        "webhook.secret is not set, so callbacks would go out unsigned: set SUTURE_WEBHOOK__SECRET=whsec_... "
+        '(the same for the workers, which sign them; make one with `python -c "import base64, os; '
+        "print('whsec_' + base64.b64encode(os.urandom(32)).decode())\"`), or webhook.enabled: false to "
+        "refuse callbacks"
+    )
 
 
 def _with_key(settings: Settings) -> Settings:

@@ -11,6 +11,7 @@ import math
 import sys
 from typing import Any
 
+from suture.config.settings import Settings
 from suture.config.sources import environment
 from suture.workers.cli import UsageError
 from suture.workers.cli.common import settings_from
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "simulator", help="run a SIMULATED OpenAI-compatible model server", description=DESCRIPTION
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--host", help="address to listen on (default: listen.simulator_host, 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (default 0: a free port)")
     parser.add_argument(
         "--profile", choices=sorted(PROFILES), help="behaviour (default from config: realistic)"
@@ -86,11 +87,12 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Bind, announce the URL, serve until SIGINT/SIGTERM; returns 0."""
-    server = _server(args)
+    server, settings = _server(args)
+    host = args.host or settings.listen.simulator_host
     try:
-        sock = bind(args.host, args.port)
+        sock = bind(host, args.port)
     except OSError as exc:
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot listen on {host}:{args.port}: {exc.strerror or exc}") from None
     url = base_url(sock)
 
     def announce() -> None:
@@ -109,12 +111,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _server(args: argparse.Namespace) -> SimulatorServer:
+def _server(args: argparse.Namespace) -> tuple[SimulatorServer, Settings]:
     settings = settings_from(args)
     if args.latency_scale is not None and args.latency_scale < 0:
         raise UsageError(f"--latency-scale must be >= 0, got {args.latency_scale}")
     try:
-        return server_from_settings(
+        server = server_from_settings(
             settings,
             profile=args.profile,
             latency_scale=args.latency_scale,
@@ -126,6 +128,7 @@ def _server(args: argparse.Namespace) -> SimulatorServer:
         )
     except SimulatorError as exc:
         raise UsageError(str(exc)) from None
+    return server, settings
 
 
 def _fault_flags(items: list[str]) -> dict[str, float]:

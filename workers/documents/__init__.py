@@ -34,6 +34,7 @@ from suture.workers.documents.packing import pack_sections
 from suture.workers.documents.readers import SandboxedPdf, decode_text, markdown_units, open_pdf, plain_units
 from suture.workers.documents.section import Section, Unit
 from suture.workers.documents.text import text_problem
+from suture.workers.printable import shown
 
 __all__ = [
     "SUFFIXES",
@@ -65,7 +66,7 @@ class InputIssue:
 
     def __str__(self) -> str:
         verb = "skipped" if self.skipped else "note"
-        return f"{self.source}: {verb}: {self.reason}: {self.detail}"
+        return f"{shown(self.source)}: {verb}: {self.reason}: {shown(self.detail)}"
 
 
 def find_files(inputs: Iterable[str | Path], *, follow_symlinks: bool = False) -> Iterator[Path | InputIssue]:

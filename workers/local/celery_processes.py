@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from celery import Celery
 
+from suture.config.listen_settings import LOOPBACK
 from suture.config.settings import Settings
 from suture.config.sources import environment
 from suture.workers.local.child_process import Child
@@ -39,10 +40,10 @@ def worker_roles(index: int, model_concurrency: int) -> list[tuple[str, list[str
     return roles
 
 
-def flower_argv(port: int) -> list[str]:
-    """Flower on 127.0.0.1:``port`` for suture's app."""
+def flower_argv(port: int, host: str = LOOPBACK) -> list[str]:
+    """Flower on ``host``:``port`` (``listen.flower_host``, loopback by default) for suture's app."""
     argv = [sys.executable, "-m", "celery", "-A", "suture.workers", "flower", f"--port={port}"]
-    return [*argv, "--address=127.0.0.1"]
+    return [*argv, f"--address={host}"]
 
 
 def child_env(settings: Settings) -> dict[str, str]:

@@ -25,6 +25,7 @@ from signal import SIGTERM
 from types import TracebackType
 from typing import Any
 
+from suture.config.listen_settings import http_url, reachable
 from suture.config.redaction import mask_url
 from suture.config.settings import Settings
 from suture.workers.local.celery_processes import (
@@ -217,7 +218,7 @@ class LocalStack:
             return None
         from suture.workers.simulator import start_from_settings
 
-        self.simulator = start_from_settings(self.settings)
+        self.simulator = start_from_settings(self.settings)  # on listen.simulator_host
         return str(self.simulator.base_url)
 
     def _start_workers(self, settings: Settings) -> None:
@@ -225,9 +226,11 @@ class LocalStack:
         for i in range(self.workers):
             for name, argv in worker_roles(i, self.concurrency):
                 port = self.metrics_port + len(names) if self.metrics_port else free_port()
+                host = settings.listen.metrics_host  # handed down: settings made in code reach it too
                 env = child_env(settings) | {"SUTURE_WORKER__METRICS_PORT": str(port)}
+                env["SUTURE_LISTEN__METRICS_HOST"] = host
                 self._spawn(f"worker {name}", argv, env=env)
-                self.metrics_urls.append(f"http://127.0.0.1:{port}/metrics")
+                self.metrics_urls.append(http_url(host, port, "/metrics"))
                 names.append(name)
         wait_for_workers(settings.broker_url or "", names, self.children)
 
@@ -237,9 +240,10 @@ class LocalStack:
         if not env.get("FLOWER_BASIC_AUTH"):  # never an open UI, even on 127.0.0.1 (other local users)
             self.flower_login = (FLOWER_USER, secrets.token_urlsafe(18))
             env["FLOWER_BASIC_AUTH"] = ":".join(self.flower_login)  # in its environment, never argv
-        child = self._spawn("flower", flower_argv(port), env=env)
-        url = f"http://127.0.0.1:{port}"
-        self._wait(child, lambda: http_answers(f"{url}/healthcheck"))
+        host = settings.listen.flower_host
+        child = self._spawn("flower", flower_argv(port, host), env=env)
+        url = http_url(host, port)
+        self._wait(child, lambda: http_answers(f"{http_url(reachable(host), port)}/healthcheck"))
         return url
 
     # -- process handling -------------------------------------------------------------------------

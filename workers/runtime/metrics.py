@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from suture.config.listen_settings import http_url
 from suture.config.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -249,12 +250,16 @@ def registry(settings: Settings) -> Any:
         return exposed
 
 
-def serve(settings: Settings, port: int, host: str = "0.0.0.0") -> Any:
-    """Serve ``/metrics`` on ``port`` (0: a free one) in a daemon thread; returns the server."""
+def serve(settings: Settings, port: int) -> Any:
+    """Serve ``/metrics`` on ``listen.metrics_host``:``port`` (0: a free one) in a thread; returns the server.
+
+    Loopback unless ``listen.metrics_host`` says otherwise: the endpoint has no authentication.
+    """
     from prometheus_client import start_http_server
 
+    host = settings.listen.metrics_host
     server, _thread = start_http_server(port, addr=host, registry=registry(settings))
-    log.info("metrics on http://%s:%d/metrics", host, server.server_port)
+    log.info("metrics on %s", http_url(str(server.server_address[0]), server.server_port, "/metrics"))
     return server
 
 

@@ -98,9 +98,13 @@ def _batch_options(sim: SimulatorSettings, overrides: Mapping[str, float]) -> Ba
 
 
 def start_from_settings(
-    settings: Settings, *, latency_scale: float | None = None, host: str = "127.0.0.1", port: int = 0
+    settings: Settings, *, latency_scale: float | None = None, host: str | None = None, port: int = 0
 ) -> SimulatorHandle:
-    """Start the configured simulator in a background thread of this process (``.base_url``, ``.stop()``)."""
+    """Start the configured simulator in a background thread of this process (``.base_url``, ``.stop()``).
+
+    It binds ``host``, else ``listen.simulator_host`` (loopback by default).
+    """
     if latency_scale is not None and latency_scale < 0:
         raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
-    return SimulatorHandle(server_from_settings(settings, latency_scale=latency_scale), host, port)
+    server = server_from_settings(settings, latency_scale=latency_scale)
+    return SimulatorHandle(server, host or settings.listen.simulator_host, port)

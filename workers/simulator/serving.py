@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 
 from aiohttp import web
 
+from suture.config.listen_settings import http_url
 from suture.config.settings import QuizRules
 from suture.workers.simulator.batches import BatchOptions
 from suture.workers.simulator.connections import IDLE_TIMEOUT_S
@@ -43,8 +44,7 @@ def bind(host: str, port: int) -> socket.socket:
 def base_url(sock: socket.socket, suffix: str = "/v1") -> str:
     """The URL a client uses to reach a bound socket."""
     host, port = sock.getsockname()[:2]
-    host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{port}{suffix}"
+    return http_url(host, port, suffix)
 
 
 class ServerThread:

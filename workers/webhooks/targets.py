@@ -90,8 +90,50 @@ def check_callback(callback: str, settings: WebhookSettings) -> None:
         if callback in settings.allowed_tasks:
             return
         raise CallbackRefused(callback, "not an http(s) URL, nor a task named in webhook.allowed_tasks")
+    if not settings.enabled:
+        raise CallbackRefused(callback, "URL callbacks are off here (webhook.enabled: false)")
     target = parse_target(callback, settings)
+    reserved = reserved_name(target.host)
+    if reserved and target.host.lower().rstrip(".") not in AllowList.parse(settings.allowed_hosts).names:
+        raise CallbackRefused(
+            callback,
+            f"host {target.host!r} is a reserved name ({reserved} address), refused whatever it resolves "
+            "to; "
+            "list the name itself in webhook.allowed_hosts to allow it",
+        )
     resolve_target(target, settings, addresses=_getaddrinfo(target))
+
+
+# Names that never mean a public host (RFC 6761 localhost, RFC 6762 .local, RFC 8375
+# .home.arpa, RFC 7686 .onion, ICANN's .internal, and the loopback names of /etc/hosts files): refused
+# at enqueue by name, so an allowed loopback address does not let ``localhost`` through to a worker
+# that may resolve it otherwise (``::1``), and the producer learns at once.
+RESERVED_NAMES = {
+    "localhost": "loopback",
+    "localhost.localdomain": "loopback",
+    "ip6-localhost": "loopback",
+    "ip6-loopback": "loopback",
+    "localdomain": "local network",
+}
+RESERVED_SUFFIXES = {
+    ".localhost": "loopback",
+    ".localdomain": "local network",
+    ".local": "local network",
+    ".home.arpa": "local network",
+    ".internal": "private network",
+    ".onion": "Tor",
+}
+
+
+def reserved_name(host: str) -> str | None:
+    """What a reserved host name stands for (``"loopback"``...), or None for an ordinary name."""
+    name = host.lower().rstrip(".")
+    if name in RESERVED_NAMES:
+        return RESERVED_NAMES[name]
+    for suffix, kind in RESERVED_SUFFIXES.items():
+        if name.endswith(suffix):
+            return kind
+    return None
 
 
 def parse_target(url: str, settings: WebhookSettings) -> Target:

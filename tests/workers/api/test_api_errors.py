@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from tests.fixtures.api_server import ApiServer
+from tests.fixtures.receivers import WEBHOOK_SECRET
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import REPO, CeleryStack
 
@@ -152,6 +153,7 @@ def test_serve_prints_its_url_first_and_refuses_a_taken_port(tmp_path: Path) -> 
             env={
                 "PATH": "/usr/bin:/bin",
                 "SUTURE_API__KEYS": '["k"]',
+                "SUTURE_WEBHOOK__SECRET": WEBHOOK_SECRET,  # serve refuses to start without one
                 "HOME": str(tmp_path),
                 "SUTURE_BROKER_URL": "redis://127.0.0.1:9/0",
                 "XDG_RUNTIME_DIR": str(tmp_path),

@@ -105,3 +105,35 @@ def test_the_refusal_shows_a_long_callback_cut_and_control_characters_escaped() 
         check_callback("https://x/" + "\r\n" + "b" * 500, STRICT)
     text = str(raised.value)
     assert "\n" not in text and "\\r\\n" in text and len(text) < 300
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://localhost:9/hook",
+        "http://LocalHost./hook",
+        "http://api.localhost/hook",
+        "http://ip6-localhost/hook",
+        "http://ip6-loopback/hook",
+        "http://localhost.localdomain/hook",
+        "http://printer.local/hook",
+        "http://nas.home.arpa/hook",
+        "http://metadata.google.internal/hook",
+        "http://abc.onion/hook",
+    ],
+)
+def test_a_reserved_name_is_refused_by_name_even_when_its_address_is_allowed(url: str) -> None:
+    # Given loopback and every private network allowed by address
+    allowing = WebhookSettings(
+        require_https=False, allowed_hosts=["127.0.0.0/8", "::1", "10.0.0.0/8", "192.168.0.0/16"]
+    )
+    # Then the reserved name is still refused, before it is resolved
+    with pytest.raises(CallbackRefused, match="reserved name"):
+        check_callback(url, allowing)
+
+
+def test_a_reserved_name_listed_by_name_passes_and_callbacks_off_refuses_every_url() -> None:
+    check_callback("http://localhost/hook", WebhookSettings(require_https=False, allowed_hosts=["localhost"]))
+    with pytest.raises(CallbackRefused, match=r"webhook.enabled: false"):
+        check_callback("https://8.8.8.8/hook", WebhookSettings(enabled=False))
+    check_callback("myapp.quiz_ready", WebhookSettings(enabled=False, allowed_tasks=["myapp.quiz_ready"]))
