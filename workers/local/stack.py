@@ -6,7 +6,10 @@ which is terminated, waited for briefly, then killed (``child_process``). Redis 
 explicit URL if given, else a private server (``redis_server``); workers and Flower are Celery
 processes (``celery_processes``); the simulator, when no model is configured, runs in a thread of
 this process. Logs and Redis data live in a temporary work folder, removed by ``stop()``; the folders
-of stacks whose owner was SIGKILLed are removed by the next stack that starts. Errors: ``StackError(component,
+of stacks whose owner was SIGKILLed are removed by the next stack that starts. Given ``redis_dir``, the
+private Redis keeps its data there instead (append-only file, written out when it stops), so a later
+stack on the same folder finds the same store; a lock in it keeps two stacks off one folder. Errors:
+``StackError(component,
 problem, log_tail)`` (``errors``), raised once what
 had started is stopped again.
 """
@@ -14,6 +17,7 @@ had started is stopped again.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
@@ -92,6 +96,7 @@ class LocalStack:
         flower_port: int = 0,
         redis_url: str | None = None,
         metrics_port: int | None = None,
+        redis_dir: Path | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -101,6 +106,10 @@ class LocalStack:
         self.flower = flower
         self.flower_port = flower_port
         self.external_redis_url = redis_url or settings.redis_url
+        self.redis_dir = (
+            redis_dir  # where a private Redis keeps its data across stacks (None: the work folder)
+        )
+        self._dir_lock: int | None = None
         self.children: list[Child] = []
         self.simulator: Any = None
         self.flower_url: str | None = None
@@ -152,6 +161,11 @@ class LocalStack:
         """True if the stack runs its own Redis (its data goes when the stack stops)."""
         return self.external_redis_url is None
 
+    @property
+    def kept_store(self) -> bool:
+        """True if the stack runs its own Redis whose data outlives it (in ``redis_dir``)."""
+        return self.private_redis and self.redis_dir is not None
+
     def urls(self) -> dict[str, str]:
         """What is running where, passwords masked; the simulator is labelled as simulated."""
         shown = {"broker": masked(self.started.broker_url if self.started else None)}
@@ -183,8 +197,11 @@ class LocalStack:
         """
         redis_children = [c for c in self.children if c.name == "redis"]
         stop_children([c for c in self.children if c.name != "redis"], at_once=at_once)
-        stop_children(redis_children)
+        stop_children(redis_children)  # TERM: Redis writes its append-only file out, then exits
         self.children = []
+        if self._dir_lock is not None:
+            os.close(self._dir_lock)
+            self._dir_lock = None
         self.metrics_urls = []
         if self.simulator is not None:
             with contextlib.suppress(Exception):
@@ -206,11 +223,29 @@ class LocalStack:
         binary = source.binary
         assert binary is not None
         assert self.workdir is not None
-        config, url = private_config(self.workdir)
-        # Redis saves nothing worth waiting for (its data dir goes with the stack), and exits at once on TERM.
+        config, url = private_config(self._data_dir())
+        # TERM: Redis writes its append-only file out and exits (at once for a work folder's small store).
         child = self._spawn("redis", [binary, "-"], stdin_text=config, death_signal=SIGTERM)
         self._wait(child, lambda: redis_answers(url))
         return url
+
+    def _data_dir(self) -> Path:
+        """The work folder, or ``redis_dir`` made and locked for this stack (``StackError`` if in use)."""
+        if self.redis_dir is None:
+            assert self.workdir is not None
+            return self.workdir
+        try:
+            self.redis_dir.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(self.redis_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise StackError("redis", f"cannot use {self.redis_dir} for its data: {exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StackError("redis", f"{self.redis_dir} is in use by another running command") from None
+        self._dir_lock = fd
+        return self.redis_dir
 
     def _start_simulator(self) -> str | None:
         if self.settings.openai_api_key is not None or self.settings.openai_base_url:
