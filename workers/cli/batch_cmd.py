@@ -24,6 +24,7 @@ import argparse
 import contextlib
 import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 from suture.config.settings import Settings
 from suture.config.sources import stack_redis_url
 from suture.tasks.dispatch_order import PRIORITY_CLASSES
+from suture.workers.batch import timing
 from suture.workers.batch.books import all_done
 from suture.workers.batch.outputs import STORE
 from suture.workers.batch.plan import BatchPlan, make_plan
@@ -43,7 +45,7 @@ from suture.workers.cli.batch_args import (
     questions_arg,
     waiting_for_batches,
 )
-from suture.workers.cli.batch_dry_run import print_dry_run
+from suture.workers.cli.batch_dry_run import estimated_wall_s, print_dry_run
 from suture.workers.cli.common import add_follow_symlinks, add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
 from suture.workers.errors import StoreError
@@ -124,7 +126,11 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None and args.dry_run:
             print_dry_run(plan, settings, batch_options(args, settings, simulated=False))
             return 3 if plan.skipped else 0
+        started_s, predicted_s = time.monotonic(), _predicted_s(args, settings, plan)
         summary = _run_batch(args, settings, plan, shared, farewell)
+        whole = not summary.get("kept") and not summary["not_started"]["count"]  # every section ran
+        if predicted_s is not None and summary.get("enqueued") and whole:
+            timing.record(settings, predicted_s, time.monotonic() - started_s, summary["enqueued"])
     except (BatchError, StackError, StoreError, OutputFolderError) as exc:
         print(f"suture batch: {exc}", file=sys.stderr)
         return 1
@@ -132,6 +138,14 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None:
             plan.discard()
     return _print_outcome(args, summary)
+
+
+def _predicted_s(args: argparse.Namespace, settings: Settings, plan: BatchPlan | None) -> float | None:
+    """The plan's model-time estimate, which this run's wall time is recorded against (a whole batch run
+    online and waited for only: the Batch API's time is its window's)."""
+    if plan is None or args.no_wait or batch_api_mode(args, settings) != "off":
+        return None
+    return estimated_wall_s(plan, settings, batch_options(args, settings, simulated=False))
 
 
 def _plan(args: argparse.Namespace, settings: Settings) -> BatchPlan:
