@@ -209,10 +209,10 @@ def _runtime(
         settings,
         concurrency=args.concurrency,
         redis_url=stack_redis_url(),
-        redis_dir=_store_dir(args, settings),
+        state_dir=_store_dir(args, settings),
     )
     if stack.kept_store:
-        farewell.unfinished = f"wait in {stack.redis_dir}/, where the rerun polls the same batches"
+        farewell.unfinished = f"wait in {stack.state_dir}/, where the rerun polls the same batches"
     elif stack.private_redis:
         farewell.unfinished = "stopped with the embedded stack"
     else:
@@ -233,8 +233,8 @@ def _runtime(
         raise
     finally:
         stack.stop()
-    if stack.kept_store and stack.redis_dir is not None:  # the batch is over: no round is left to poll
-        shutil.rmtree(stack.redis_dir, ignore_errors=True)
+    if stack.kept_store and stack.state_dir is not None:  # the batch is over: no round is left to poll
+        shutil.rmtree(stack.state_dir, ignore_errors=True)
 
 
 def _store_dir(args: argparse.Namespace, settings: Settings) -> Path | None:

@@ -6,9 +6,10 @@ which is terminated, waited for briefly, then killed (``child_process``). Redis 
 explicit URL if given, else a private server (``redis_server``); workers and Flower are Celery
 processes (``celery_processes``); the simulator, when no model is configured, runs in a thread of
 this process. Logs and Redis data live in a temporary work folder, removed by ``stop()``; the folders
-of stacks whose owner was SIGKILLed are removed by the next stack that starts. Given ``redis_dir``, the
-private Redis keeps its data there instead (append-only file, written out when it stops), so a later
-stack on the same folder finds the same store; a lock in it keeps two stacks off one folder. Errors:
+of stacks whose owner was SIGKILLed are removed by the next stack that starts. Given ``state_dir``, the
+private Redis keeps its data there instead (append-only file, written out when it stops), and so does
+the simulator (its files and batches, as a provider keeps them), so a later stack on the same folder
+finds the same store and batches; a lock in it keeps two stacks off one folder. Errors:
 ``StackError(component,
 problem, log_tail)`` (``errors``), raised once what
 had started is stopped again.
@@ -55,6 +56,7 @@ __all__ = ["LocalStack", "StackError", "child_env", "masked", "redis_binary"]
 
 WORKDIR_PREFIX = "suture-stack-"
 OWNER_FILE = "owner"  # "<pid> <process start>" of the process that owns a work folder
+SIMULATOR_STATE = "simulator-batches.json"  # the simulator's files and batches, in ``state_dir``
 
 
 def sweep_stale_workdirs(parent: Path) -> list[Path]:
@@ -96,7 +98,7 @@ class LocalStack:
         flower_port: int = 0,
         redis_url: str | None = None,
         metrics_port: int | None = None,
-        redis_dir: Path | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -106,8 +108,8 @@ class LocalStack:
         self.flower = flower
         self.flower_port = flower_port
         self.external_redis_url = redis_url or settings.redis_url
-        self.redis_dir = (
-            redis_dir  # where a private Redis keeps its data across stacks (None: the work folder)
+        self.state_dir = (
+            state_dir  # where a private Redis keeps its data across stacks (None: the work folder)
         )
         self._dir_lock: int | None = None
         self.children: list[Child] = []
@@ -163,8 +165,8 @@ class LocalStack:
 
     @property
     def kept_store(self) -> bool:
-        """True if the stack runs its own Redis whose data outlives it (in ``redis_dir``)."""
-        return self.private_redis and self.redis_dir is not None
+        """True if the stack runs its own Redis whose data outlives it (in ``state_dir``)."""
+        return self.private_redis and self.state_dir is not None
 
     def urls(self) -> dict[str, str]:
         """What is running where, passwords masked; the simulator is labelled as simulated."""
@@ -230,29 +232,30 @@ class LocalStack:
         return url
 
     def _data_dir(self) -> Path:
-        """The work folder, or ``redis_dir`` made and locked for this stack (``StackError`` if in use)."""
-        if self.redis_dir is None:
+        """The work folder, or ``state_dir`` made and locked for this stack (``StackError`` if in use)."""
+        if self.state_dir is None:
             assert self.workdir is not None
             return self.workdir
         try:
-            self.redis_dir.mkdir(mode=0o700, exist_ok=True)
-            fd = os.open(self.redis_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(self.state_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError as exc:
-            raise StackError("redis", f"cannot use {self.redis_dir} for its data: {exc}") from None
+            raise StackError("redis", f"cannot use {self.state_dir} for its data: {exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             os.close(fd)
-            raise StackError("redis", f"{self.redis_dir} is in use by another running command") from None
+            raise StackError("redis", f"{self.state_dir} is in use by another running command") from None
         self._dir_lock = fd
-        return self.redis_dir
+        return self.state_dir
 
     def _start_simulator(self) -> str | None:
         if self.settings.openai_api_key is not None or self.settings.openai_base_url:
             return None
         from suture.workers.simulator import start_from_settings
 
-        self.simulator = start_from_settings(self.settings)
+        kept = self.state_dir / SIMULATOR_STATE if self.kept_store and self.state_dir is not None else None
+        self.simulator = start_from_settings(self.settings, batch_state_file=kept)
         return str(self.simulator.base_url)
 
     def _start_workers(self, settings: Settings) -> None:

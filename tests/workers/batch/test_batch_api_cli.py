@@ -171,3 +171,47 @@ def test_batch_api_on_the_embedded_stack_survives_a_stop_and_a_rerun_one_batch_p
     assert report["delivered"] + report["soft_delivered"] == len(traces) > 0
     assert all(a["batch_id"] for t in traces for a in t["attempts"] if a["mode"] != "fix")
     assert not (out / "store").exists()
+
+
+def test_with_nothing_configured_the_embedded_simulator_keeps_its_batches_for_the_rerun(
+    tmp_path: Path,
+) -> None:
+    # Given `suture batch --batch-api` with nothing configured at all: its own Redis and its own simulator,
+    # whose batches take 6 s
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_", "REDIS_"))}
+    env.pop("XDG_RUNTIME_DIR", None)
+    env |= {
+        "HOME": str(tmp_path),
+        "SUTURE_SIMULATOR__LATENCY_SCALE": "0",
+        "SUTURE_SIMULATOR__BATCH_API__DELAY_S": "6",
+        "SUTURE_WORKER__WATCHDOG_INTERVAL_S": "0.5",
+        "SUTURE_BATCH_API__COLLECT_S": "1",
+        "SUTURE_BATCH_API__POLL_S": "0.5",
+    }
+    out = tmp_path / "out"
+    process = subprocess.Popen(
+        argv(out, "--batch-api"), env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 90
+    while not (out / "jobs.jsonl").is_file() or not (out / "jobs.jsonl").read_text().strip():
+        assert time.monotonic() < deadline and process.poll() is None, "nothing enqueued"
+        time.sleep(0.2)
+    time.sleep(3.5)  # the first round is claimed within a second and submitted: its batch runs for 6 s
+
+    # When it is stopped with Ctrl-C while that batch runs, and the same command runs again
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr[-3000:]
+    kept = json.loads((out / "store" / "simulator-batches.json").read_text())["batches"]
+    assert kept and {b["status"] for b in kept} == {"in_progress"}
+    rerun = subprocess.run(
+        argv(out, "--batch-api"), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+
+    # Then the rerun's first attempts came from the batch submitted before the stop, not a new one, and no
+    # call was lost on the way
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    traces = [json.loads(p.read_text()) for p in (out / "traces").glob("*.json")]
+    assert traces and {t["attempts"][0]["batch_id"] for t in traces} <= {b["id"] for b in kept}
+    assert not [a for t in traces for a in t["attempts"] if a["outcome"] == "transport_error"]
+    assert not (out / "store").exists()
