@@ -161,7 +161,11 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     # batch's total also holds, marked as estimated, the calls in flight at Ctrl-C (billed, never answered)
     known = total_usd(out) - estimated
     assert known <= 1.05 * total_usd(clean), (known, total_usd(clean))
-    assert f"(~${estimated:.4f} of it estimated: calls in flight at Ctrl-C)" in rerun.stdout
+    after = json.loads((out / "report.json").read_text())
+    assert after["batch_estimated_usd"] == pytest.approx(estimated, abs=1e-6)
+    assert (
+        f"(~${after['batch_estimated_usd']:.4f} of it estimated: calls in flight at Ctrl-C)" in rerun.stdout
+    )
     assert f"${total_usd(out):.4f} for the batch" in rerun.stdout
 
 
