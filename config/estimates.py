@@ -26,3 +26,10 @@ class EstimateSettings(BaseModel):
     # Output (visible + reasoning) tokens a first full attempt writes per question, at low effort.
     output_tokens_per_question: int = Field(250, ge=1)
     model_speeds: dict[str, ModelSpeed] = Field(default_factory=dict)
+    # A whole `suture batch`'s wall time (stack start, queues, the workers' CPU included) / its model-time
+    # estimate; used until batches on this machine measured their own (``timings_file``).
+    wall_time_ratio: float = Field(1.52, gt=0)
+    # Where each finished batch records its measured ratio (None: $XDG_STATE_HOME/suture/timings.jsonl);
+    # the median of the latest ones replaces ``wall_time_ratio``. learn_wall_time: false to not record.
+    timings_file: str | None = None
+    learn_wall_time: bool = True

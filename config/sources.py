@@ -120,3 +120,10 @@ def environment() -> Mapping[str, str]:
 def stack_redis_url(environ: Mapping[str, str] | None = None) -> str | None:
     """The Redis an embedded stack uses instead of starting its own (``$REDIS_URL``), or None."""
     return (environment() if environ is None else environ).get(STACK_REDIS_ENV) or None
+
+
+def state_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """This user's state folder: ``$XDG_STATE_HOME``, else ``~/.local/state``."""
+    env = environment() if environ is None else environ
+    given = env.get("XDG_STATE_HOME")
+    return Path(given) if given else Path(env.get("HOME") or Path.home()) / ".local" / "state"

@@ -2,9 +2,10 @@
 
 ``BatchRun`` asks ``Books`` whether a section is done (``keep``: the ledger says so, see
 ``suture.workers.batch.kept``), and tells it when a job finished (``finished``) or was stopped by
-Ctrl-C (``interrupted``: its cost so far, read from the store before the stack stops). ``extra``
-is what report.json adds: the sections kept, the quizzes a person edited or accepted (with their
-failures under the contract), this run's cost and the batch's total over every run.
+Ctrl-C (``interrupted``: its cost so far, read from the store before the stack stops, with its
+calls in flight at their estimated cost, ``in_flight``). ``extra`` is what report.json adds: the
+sections kept, the quizzes a person edited or accepted (with their failures under the contract),
+this run's cost and the batch's total over every run, and the part of each that is estimated.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from suture.tasks.job import JobState
 from suture.workers.batch.carry import load_partial, save_partial
+from suture.workers.batch.in_flight import InFlight, InFlightCost
 from suture.workers.batch.kept import Kept, KeptError, Previous
 from suture.workers.batch.ledger import LedgerWriter, quiz_sha256
 from suture.workers.batch.plan import BatchPlan
@@ -45,6 +47,9 @@ class Books:
         self.kept = 0
         self.touched: list[dict[str, Any]] = []
         self.run_usd = 0.0  # what this run's events cost (jobs finished and interrupted)
+        self.estimated_usd = 0.0  # the part of it estimated: calls in flight at Ctrl-C (``in_flight``)
+        self.calls_in_flight = 0
+        self.settled_usd = 0.0  # earlier runs' estimates replaced by a real cost in this run
         self.keys: dict[str, tuple[str, str]] = {}  # job id -> (key, section sha256), while in flight
 
     def open(self) -> None:
@@ -89,31 +94,38 @@ class Books:
         key, sha = self.keys.pop(job_id, (None, None))
         if key is None:
             return
-        cost = float(result.get("cost_usd") or 0.0) - self._paid_before(key, job_id)
+        paid, settled = self._paid_before(key, job_id)
+        cost = float(result.get("cost_usd") or 0.0) - paid
         quiz = line.get("quiz") if isinstance(line, dict) else None
         entry = {"key": key, "section_sha256": sha, "job_id": job_id, "status": result.get("status")}
-        entry |= {"cost_usd": round(cost, 8), "source": source}
+        entry |= {"cost_usd": round(cost, 8), "source": source} | self._settle(settled)
         entry["output_sha256"] = quiz_sha256(quiz) if quiz is not None else None
         self._write("finished", entry)
 
-    def interrupted(self, sources: dict[str, dict[str, Any]], store: Any, *, save: bool) -> None:
-        """Record every job still in flight, with its cost so far as the store knows it; ``save``: its
-        engine state too (an embedded stack, whose store goes with it), for the rerun to carry on."""
+    def interrupted(
+        self, sources: dict[str, dict[str, Any]], store: Any, *, save: bool, in_flight: InFlight | None = None
+    ) -> None:
+        """Record every job still in flight, with its cost so far as the store knows it and its calls in
+        flight at their estimated cost (``in_flight``); ``save``: its engine state too (an embedded
+        stack, whose store goes with it), for the rerun to carry on."""
         for job_id, source in sources.items():
             key, sha = self.keys.pop(job_id, (None, None))
             if key is None:
                 continue
-            cost, partial = 0.0, None
+            cost, partial, flying = 0.0, None, InFlightCost()
             with contextlib.suppress(Exception):  # a store already stopping: the cost is then unknown
                 record = store.load(job_id)
-                if record.state:
-                    state = JobState.model_validate(record.state)
+                state = JobState.model_validate(record.state) if record.state else None
+                if state is not None:
                     cost = state.spent_usd
                     if save and state.attempts and state.status is None:
                         partial = save_partial(self.out_dir, job_id, record.state)
+                if in_flight is not None and (state is None or state.status is None):
+                    flying = in_flight.cost(store, record, state)
             if partial is None:  # a job carried from an earlier run keeps its saved state
                 partial = self._partial_before(key, job_id)
-            cost -= self._paid_before(key, job_id)
+            paid, settled = self._paid_before(key, job_id)
+            cost += flying.usd - paid
             entry: dict[str, Any] = {
                 "key": key,
                 "section_sha256": sha,
@@ -121,7 +133,11 @@ class Books:
                 "status": "interrupted",
             }
             entry |= {"cost_usd": round(max(cost, 0.0), 8), "source": source, "partial": partial}
-            self._write("interrupted", entry)
+            if flying.calls:
+                entry |= {"estimated_usd": flying.usd, "calls_in_flight": flying.calls}
+                self.estimated_usd += flying.usd
+                self.calls_in_flight += flying.calls
+            self._write("interrupted", entry | self._settle(settled))
 
     def carried(self, section: Section) -> JobState | None:
         """The saved state of this section's job interrupted by an earlier run, if it can go on."""
@@ -134,10 +150,23 @@ class Books:
         entry = self.previous.ledger.by_key.get(key)
         return entry.partial if entry is not None and entry.job_id == job_id else None
 
-    def _paid_before(self, key: str, job_id: str) -> float:
-        """What earlier runs recorded of this very job (interrupted, then finished on a cluster)."""
+    def _paid_before(self, key: str, job_id: str) -> tuple[float, float]:
+        """What earlier runs recorded of this very job (interrupted, then finished here), and the estimate
+        this run's real cost settles. A job carried from ``partial/`` lost its calls in flight, so their
+        estimate stays in the batch's cost; a job that went on in its store finished them, so its real
+        cost replaces the estimate."""
         entry = self.previous.ledger.by_key.get(key)
-        return entry.cost_usd if entry is not None and entry.job_id == job_id else 0.0
+        if entry is None or entry.job_id != job_id:
+            return 0.0, 0.0
+        if entry.partial is not None:
+            return entry.cost_usd - entry.estimated_usd, 0.0
+        return entry.cost_usd, entry.estimated_usd
+
+    def _settle(self, settled: float) -> dict[str, Any]:
+        if settled <= 0:
+            return {}
+        self.settled_usd += settled
+        return {"estimate_settled": True}
 
     def _write(self, event: str, entry: dict[str, Any]) -> None:
         self.run_usd += float(entry.get("cost_usd") or 0.0)
@@ -151,6 +180,12 @@ class Books:
             "touched": self.touched,
             "run_cost_usd": round(self.run_usd, 6),
             "batch_cost_usd": round(self.previous.ledger.total_usd + self.run_usd, 6),
+            # the estimated parts of both: calls in flight at Ctrl-C, whose real cost never came back
+            "estimated_usd": round(self.estimated_usd, 6),
+            "calls_in_flight": self.calls_in_flight,
+            "batch_estimated_usd": round(
+                max(0.0, self.previous.ledger.estimated_usd - self.settled_usd + self.estimated_usd), 6
+            ),
         }
 
 

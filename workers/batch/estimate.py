@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from suture.config.settings import Settings
+from suture.config.settings import ModelPrice, Settings
 from suture.contracts.examples import CHARS_PER_TOKEN, choose_example
 from suture.contracts.registry import get_contract
 from suture.tasks.policy import Policy
@@ -63,12 +63,7 @@ class Estimator:
         overhead = self.policy.repair_overhead
         cost_factor = overhead.cost if overhead else 1.0
         time_factor = overhead.time if overhead else 1.0
-        first = None
-        if self.price is not None:
-            input_tokens = math.ceil((self.fixed_chars + section_chars) / CHARS_PER_TOKEN)
-            first = (
-                input_tokens * self.price.input_per_1m_usd + output_tokens * self.price.output_per_1m_usd
-            ) / 1_000_000
+        first = self.call_usd(section_chars, output_tokens, self.price)
         latency = None
         if self.speed is not None:
             latency = (
@@ -83,6 +78,13 @@ class Estimator:
         return JobEstimate(
             first_attempt_usd=first * ratio, cost_usd=first * ratio + repairs, latency_s=latency
         )
+
+    def call_usd(self, section_chars: int, output_tokens: int, price: ModelPrice | None) -> float | None:
+        """One whole attempt's call on a section at ``price`` (online), or None for a model with no price."""
+        if price is None:
+            return None
+        input_tokens = math.ceil((self.fixed_chars + section_chars) / CHARS_PER_TOKEN)
+        return (input_tokens * price.input_per_1m_usd + output_tokens * price.output_per_1m_usd) / 1_000_000
 
 
 @dataclass

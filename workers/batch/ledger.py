@@ -8,7 +8,8 @@ and synced as each event happens, so Ctrl-C or a crash loses at most the line be
 torn last line is ignored when read back). Events::
 
     finished      a job ended: key, section hash, job id, status, cost_usd, output_sha256
-    interrupted   a job stopped by Ctrl-C: what it had cost so far (calls in flight as known) and,
+    interrupted   a job stopped by Ctrl-C: what it had cost so far, its calls in flight at their
+                  estimated cost included (``estimated_usd``, ``calls_in_flight``: ``in_flight``), and,
                   on an embedded stack, where its engine state is saved (``partial``, see ``carry``)
     edited        quizzes.jsonl held a quiz other than the one recorded: the person's version,
                   its sha256 and its failures under the contract (it is kept, never regenerated)
@@ -18,7 +19,9 @@ torn last line is ignored when read back). Events::
 The key of a section (``section_key``) is a hash of its text, the contract's complete parameters,
 the policy and the contract's name: a rerun with the same rules finds its finished sections by it.
 A quiz a person touched is found by its section's text alone, so a change of rules never replaces it.
-The batch's cost is the sum of every event's ``cost_usd``.
+The batch's cost is the sum of every event's ``cost_usd``; the part of it that is estimated, the sum of
+each section's ``estimated_usd`` still standing: a ``finished`` event with ``estimate_settled`` (the job
+went on in a store that outlived the stop, so its real cost replaced the estimate) sets it back to 0.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Entry:
     output: Any = None  # the person's version of an edited quiz (kept here too, never lost)
     cost_usd: float = 0.0  # every run of this section, summed
     partial: str | None = None  # an interrupted job's saved engine state (``carry``), relative to --out
+    estimated_usd: float = 0.0  # the part of ``cost_usd`` estimated: calls in flight at a Ctrl-C
 
 
 @dataclass
@@ -78,6 +82,11 @@ class LedgerState:
     touched: dict[str, Entry] = field(default_factory=dict)  # section sha256 -> entry
     total_usd: float = 0.0
     torn_lines: int = 0
+
+    @property
+    def estimated_usd(self) -> float:
+        """The part of ``total_usd`` that is an estimate (calls in flight at a Ctrl-C, never settled)."""
+        return sum(entry.estimated_usd for entry in self.by_key.values())
 
     def done(self, key: str, section_sha256: str) -> Entry | None:
         """The entry that makes a section done: a quiz a person touched, else a finished job of this key."""
@@ -101,6 +110,9 @@ class LedgerState:
         entry = self.by_key.get(key)
         if event in ("finished", "interrupted") or entry is None:
             before = entry.cost_usd if entry is not None else 0.0
+            estimated = entry.estimated_usd if entry is not None else 0.0
+            if record.get("estimate_settled"):
+                estimated = 0.0
             entry = Entry(
                 key=key,
                 section_sha256=str(record.get("section_sha256")),
@@ -110,9 +122,11 @@ class LedgerState:
                 output_sha256=record.get("output_sha256"),
                 cost_usd=before,
                 partial=record.get("partial"),
+                estimated_usd=estimated,
             )
             self.by_key[key] = entry
         entry.cost_usd += float(record.get("cost_usd") or 0.0)
+        entry.estimated_usd += float(record.get("estimated_usd") or 0.0)
         if event in TOUCHED:
             entry.touched = "edited" if "edited" in (event, entry.touched) else "accepted"
             entry.output_sha256 = record.get("output_sha256", entry.output_sha256)

@@ -23,6 +23,8 @@ from suture.workers.review.view import ReviewView
 
 MANIFEST = "jobs.jsonl"
 QUIZZES = "quizzes.jsonl"
+# The embedded stack's Redis data, kept between runs of a --batch-api batch (its rounds' batch ids).
+STORE = "store"
 # Every name a batch writes in --out (checked before anything starts: none may be a link).
 OUTPUT_NAMES = (
     QUIZZES,
@@ -33,6 +35,7 @@ OUTPUT_NAMES = (
     "report.html",
     "ledger.jsonl",
     "partial",
+    STORE,
 )
 
 

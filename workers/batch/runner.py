@@ -37,6 +37,7 @@ from suture.workers.batch.books import Books
 from suture.workers.batch.budget import BatchBudget
 from suture.workers.batch.carry import Carried
 from suture.workers.batch.evaluation import job_params
+from suture.workers.batch.in_flight import InFlight
 from suture.workers.batch.kept import Kept
 from suture.workers.batch.knobs import QuizAsk
 from suture.workers.batch.limit_counters import LimitCounters
@@ -47,6 +48,7 @@ from suture.workers.batch.records import (
     BatchError,
     BatchOptions,
     batch_id,
+    batch_policy,
     checked,
     idempotency_key,
     its_own,
@@ -117,7 +119,9 @@ class BatchRun:
                     self.carried.stop()
                     flying = {j: s for j, (_, s) in self.pending.items()}
                     flying |= {j: s for j, (_, _, s) in self.carried.running.items()}
-                    books.interrupted(flying, get_store(self.settings), save=self.options.carry)
+                    books.interrupted(
+                        flying, get_store(self.settings), save=self.options.carry, in_flight=self._in_flight()
+                    )
                     outputs.finish(self.summary())
                     raise
         finally:
@@ -127,6 +131,10 @@ class BatchRun:
         summary = self.summary()
         outputs.finish(summary if self.options.wait or collect else None)
         return summary
+
+    def _in_flight(self) -> InFlight:
+        questions = self.options.questions or self.settings.batch.auto_questions.max_questions
+        return InFlight(self.settings, batch_policy(self.settings, self.options), questions)
 
     def _run_all(
         self, plan: BatchPlan | None, outputs: BatchOutputs, progress: BatchProgress, *, collect: bool
@@ -176,7 +184,8 @@ class BatchRun:
             if kept is not None:
                 self._keep(kept, section, outputs)
                 continue
-            state = self.books.carried(section) if self.books is not None and o.carry else None
+            # a job an earlier run saved half done goes on from there, whichever stack this run is on
+            state = self.books.carried(section) if self.books is not None else None
             while o.wait and len(self.pending) + len(self.carried) >= o.jobs_in_flight:
                 self._gather(outputs, progress)
             if self.skipped(section):

@@ -11,7 +11,6 @@ import argparse
 from pathlib import Path
 
 from suture.config.settings import Settings
-from suture.config.sources import stack_redis_url
 from suture.workers.batch.outputs import OUTPUT_NAMES
 from suture.workers.batch.records import BatchOptions
 from suture.workers.cli import UsageError
@@ -44,7 +43,6 @@ def check_args(args: argparse.Namespace, settings: Settings, shared: discovery.S
         )
     if args.budget_usd is not None and not args.budget_usd > 0:
         raise UsageError(f"--budget-usd must be more than 0, got {args.budget_usd:g}")
-    check_batch_api_store(args, settings, shared)
     if not args.collect and not args.inputs:
         raise UsageError("give at least one INPUT file or folder (or --collect)")
     if (args.no_wait or args.collect) and not settings.broker_url and shared is None:
@@ -117,19 +115,6 @@ def _in_flight(args: argparse.Namespace, settings: Settings) -> int:
 def batch_api_mode(args: argparse.Namespace, settings: Settings) -> str:
     """``--batch-api`` (``all`` when given bare), else the setting ``batch_api.mode``."""
     return str(getattr(args, "batch_api", None) or settings.batch_api.mode)
-
-
-def check_batch_api_store(
-    args: argparse.Namespace, settings: Settings, shared: discovery.StackAddress | None
-) -> None:
-    """Refuse the Batch API on an embedded store: its rounds (the batch ids to poll) would go with it."""
-    if batch_api_mode(args, settings) == "off" or args.dry_run:
-        return
-    if not (settings.broker_url or shared is not None or stack_redis_url()):
-        raise UsageError(
-            "--batch-api needs a job store that outlives this command, so a rerun polls the same batches: "
-            "set REDIS_URL or SUTURE_BROKER_URL, or start `suture up`"
-        )
 
 
 def waiting_for_batches(settings: Settings, mode: str) -> Settings:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shutil
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,12 +32,20 @@ from typing import Any
 from suture.config.settings import Settings
 from suture.config.sources import stack_redis_url
 from suture.tasks.dispatch_order import PRIORITY_CLASSES
+from suture.workers.batch import timing
 from suture.workers.batch.books import all_done
+from suture.workers.batch.outputs import STORE
 from suture.workers.batch.plan import BatchPlan, make_plan
 from suture.workers.batch.runner import BatchError, BatchRun
 from suture.workers.cli import UsageError
-from suture.workers.cli.batch_args import batch_options, check_args, questions_arg, waiting_for_batches
-from suture.workers.cli.batch_dry_run import print_dry_run
+from suture.workers.cli.batch_args import (
+    batch_api_mode,
+    batch_options,
+    check_args,
+    questions_arg,
+    waiting_for_batches,
+)
+from suture.workers.cli.batch_dry_run import estimated_wall_s, print_dry_run
 from suture.workers.cli.common import add_follow_symlinks, add_teaching_flags, settings_from
 from suture.workers.documents import InputIssue, InputNotFound
 from suture.workers.errors import StoreError
@@ -117,7 +127,11 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None and args.dry_run:
             print_dry_run(plan, settings, batch_options(args, settings, simulated=False))
             return 3 if plan.skipped else 0
+        started_s, predicted_s = time.monotonic(), _predicted_s(args, settings, plan)
         summary = _run_batch(args, settings, plan, shared, farewell)
+        whole = not summary.get("kept") and not summary["not_started"]["count"]  # every section ran
+        if predicted_s is not None and summary.get("enqueued") and whole:
+            timing.record(settings, predicted_s, time.monotonic() - started_s, summary["enqueued"])
     except (BatchError, StackError, StoreError, OutputFolderError) as exc:
         print(f"suture batch: {exc}", file=sys.stderr)
         return 1
@@ -125,6 +139,14 @@ def run(args: argparse.Namespace) -> int:
         if plan is not None:
             plan.discard()
     return _print_outcome(args, summary)
+
+
+def _predicted_s(args: argparse.Namespace, settings: Settings, plan: BatchPlan | None) -> float | None:
+    """The plan's model-time estimate, which this run's wall time is recorded against (a whole batch run
+    online and waited for only: the Batch API's time is its window's)."""
+    if plan is None or args.no_wait or batch_api_mode(args, settings) != "off":
+        return None
+    return estimated_wall_s(plan, settings, batch_options(args, settings, simulated=False))
 
 
 def _plan(args: argparse.Namespace, settings: Settings) -> BatchPlan:
@@ -177,13 +199,25 @@ def _runtime(
     if shared is not None:
         print(f"suture batch: on the local stack of `suture up` (pid {shared.pid})", file=sys.stderr)
         farewell.unfinished = "keep running on the local stack of `suture up`"
-        yield shared.applied_to(settings), shared.simulated, False
+        live = shared.applied_to(settings)
+        if shared.openai_base_url and not (settings.openai_base_url or settings.openai_api_key):
+            # jobs an earlier run saved in partial/ are finished in this process, on the stack's model
+            live = live.model_copy(update={"openai_base_url": shared.openai_base_url})
+        yield live, shared.simulated, False
         return
     print("suture batch: no SUTURE_BROKER_URL: running on an embedded local stack", file=sys.stderr)
-    stack = LocalStack(settings, concurrency=args.concurrency, redis_url=stack_redis_url())
-    farewell.unfinished = (
-        "stopped with the embedded stack" if stack.private_redis else "stay queued in the Redis it was given"
+    stack = LocalStack(
+        settings,
+        concurrency=args.concurrency,
+        redis_url=stack_redis_url(),
+        state_dir=_store_dir(args, settings),
     )
+    if stack.kept_store:
+        farewell.unfinished = f"wait in {stack.state_dir}/, where the rerun polls the same batches"
+    elif stack.private_redis:
+        farewell.unfinished = "stopped with the embedded stack"
+    else:
+        farewell.unfinished = "stay queued in the Redis it was given"
     try:
         live = stack.start()
         simulated = stack.simulator is not None
@@ -193,12 +227,23 @@ def _runtime(
                 "(a simulation, not a real model)",
                 file=sys.stderr,
             )
-        yield live, simulated, stack.private_redis
+        # Jobs in flight are saved in partial/ only when the store goes with the stack.
+        yield live, simulated, stack.private_redis and not stack.kept_store
     except KeyboardInterrupt:  # Ctrl-C: the batch recorded what it could; nothing in flight is waited for
         stack.stop(at_once=True)
         raise
     finally:
         stack.stop()
+    if stack.kept_store and stack.state_dir is not None:  # the batch is over: no round is left to poll
+        shutil.rmtree(stack.state_dir, ignore_errors=True)
+
+
+def _store_dir(args: argparse.Namespace, settings: Settings) -> Path | None:
+    """Where an embedded Redis keeps its data for a --batch-api batch: its rounds (the batch ids to poll)
+    must outlive the command, so a rerun polls the same batches; None without the Batch API."""
+    if batch_api_mode(args, settings) == "off":
+        return None
+    return Path(args.out) / STORE
 
 
 class _Farewell:
@@ -221,7 +266,16 @@ class _Farewell:
         else:
             done = "no job had been enqueued yet"
         kept = f"the quizzes and traces of finished jobs are in {self.out}/"
+        books = self.batch.books if self.batch else None
+        if books is not None:
+            extra = books.extra()
+            kept += f"; cost ${extra['run_cost_usd']:.4f} this run" + _estimated(extra["estimated_usd"])
         return f"suture batch: interrupted; {done}; {kept}; to go on, rerun: {self.stop.rerun()}"
+
+
+def _estimated(usd: float | None) -> str:
+    """The mark on a cost that includes calls in flight at a Ctrl-C (priced by estimate, never answered)."""
+    return f" (~${usd:.4f} of it estimated: calls in flight at Ctrl-C)" if usd else ""
 
 
 def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
@@ -238,6 +292,7 @@ def _print_outcome(args: argparse.Namespace, summary: dict[str, Any]) -> int:
         + (f" ({kept} kept from earlier runs)" if kept else "")
         + f"; cost ${summary.get('run_cost_usd', summary['cost_usd']):.4f} this run, "
         f"${summary.get('batch_cost_usd', summary['cost_usd']):.4f} for the batch"
+        + _estimated(summary.get("batch_estimated_usd"))
     )
     for touched in summary.get("touched") or []:
         codes = ", ".join(touched["codes"]) or "valid"

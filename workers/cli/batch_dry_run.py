@@ -1,7 +1,8 @@
 """``suture batch --dry-run``: the sections per document and what the batch should cost and take.
 
 Reads only the plan (the documents, already read) and the settings: no stack is started, no job
-enqueued, no model called. Figures come from ``suture.workers.batch.estimate``; each section's
+enqueued, no model called. Figures come from ``suture.workers.batch.estimate``, the time times the
+wall-time ratio batches measured on this machine (``suture.workers.batch.timing``); each section's
 question count from ``suture.workers.batch.knobs`` (with ``--questions auto``, a section too short
 for a quiz is shown as skipped, with the reason, and not counted).
 """
@@ -16,6 +17,7 @@ from suture.workers.batch.estimate import BatchEstimate, Estimator
 from suture.workers.batch.knobs import questions_for, too_short
 from suture.workers.batch.plan import BatchPlan
 from suture.workers.batch.records import BatchOptions, batch_policy
+from suture.workers.batch.timing import WallRatio, wall_ratio
 from suture.workers.printable import shown
 
 
@@ -53,11 +55,28 @@ def print_dry_run(
         f"skipped; {short} section(s) too short for a quiz",
         file=out,
     )
-    print(_estimate_line(total, estimator, options, policy.name), file=out)
+    print(_estimate_line(total, estimator, options, policy.name, wall_ratio(settings)), file=out)
     print("dry run: no stack started, no job enqueued, no model called", file=out)
 
 
-def _estimate_line(total: BatchEstimate, estimator: Estimator, options: BatchOptions, policy: str) -> str:
+def estimated_wall_s(plan: BatchPlan, settings: Settings, options: BatchOptions) -> float | None:
+    """The plan's model-time estimate with the batch's jobs in flight (no wall-time ratio): what a finished
+    batch's wall time is measured against (``timing.record``)."""
+    auto = settings.batch.auto_questions
+    estimator = Estimator(
+        settings, batch_policy(settings, options), options.questions or auto.max_questions, options.batch_api
+    )
+    total = BatchEstimate()
+    for section in plan.iter_sections():
+        questions = questions_for(len(section.text), options.questions, auto)
+        if questions is not None:
+            total.add(estimator.job(len(section.text), questions))
+    return total.wall_s(options.jobs_in_flight)
+
+
+def _estimate_line(
+    total: BatchEstimate, estimator: Estimator, options: BatchOptions, policy: str, ratio: WallRatio
+) -> str:
     overhead = estimator.policy.repair_overhead
     questions = "auto questions" if options.questions is None else f"{options.questions} questions"
     head = f"estimate (policy {policy}, {questions}, first model {estimator.model}): "
@@ -71,11 +90,15 @@ def _estimate_line(total: BatchEstimate, estimator: Estimator, options: BatchOpt
             f"overhead {overhead.cost:g})"
         )
     wall = total.wall_s(options.jobs_in_flight)
-    time = (
-        f"time unknown ({estimator.model} has no estimate.model_speeds entry)"
-        if wall is None
-        else f"about {_duration(wall)} with {options.jobs_in_flight} jobs in flight"
-    )
+    if wall is None:
+        time = f"time unknown ({estimator.model} has no estimate.model_speeds entry)"
+    elif options.batch_api != "off":
+        time = "results within the Batch API's 24 h window"
+    else:
+        time = (
+            f"about {_duration(wall * ratio.ratio)} with {options.jobs_in_flight} jobs in flight "
+            f"({_duration(wall)} of model time {ratio.describe()})"
+        )
     return head + cost + "; " + time
 
 

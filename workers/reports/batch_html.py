@@ -52,6 +52,8 @@ def _cards(s: dict[str, Any]) -> str:
     items += [("refused", s["refused"]), ("skipped", s["skipped"]), ("cost", _usd(s["cost_usd"]))]
     if "run_cost_usd" in s:  # a batch with a ledger: what this run spent, and what it kept from earlier ones
         items += [("this run's cost", _usd(s["run_cost_usd"])), ("kept from earlier runs", s.get("kept", 0))]
+    if s.get("batch_estimated_usd"):  # calls in flight at a Ctrl-C: billed, never answered, so estimated
+        items += [("of the cost, estimated (calls in flight at Ctrl-C)", _usd(s["batch_estimated_usd"]))]
     items += [("mean cost / quiz", _usd(per["cost_usd"]["mean"]))]
     items += [("p50 / p95 latency", f"{_ms(per['latency_ms']['p50'])} / {_ms(per['latency_ms']['p95'])}")]
     rates = ", ".join(f"{escape(k.replace('_', ' '))} {_pct(v)}" for k, v in s["rates"].items())

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from aiohttp import BodyPartReader, web
 
+from suture.workers.simulator import batch_state
 from suture.workers.simulator.batch_registry import BatchRegistry
 from suture.workers.simulator.connections import READ_TIMEOUT_S, within
 from suture.workers.simulator.errors import RequestRejected
@@ -38,8 +40,10 @@ class BatchApi:
         check_key: Callable[[web.Request], RequestRejected | None],
         *,
         read_timeout_s: float = READ_TIMEOUT_S,
+        state_file: Path | None = None,
     ) -> None:
         self.read_timeout_s = read_timeout_s
+        self.state_file = state_file  # files and batches kept across restarts (``batch_state``); None: none
         self.files = files
         self.batches = batches
         self._check_key = check_key
@@ -60,6 +64,17 @@ class BatchApi:
         for method, path, handler in routes:
             app.router.add_route(method, path, self._guarded(handler))
         app.on_shutdown.append(self.batches.shutdown)
+        if self.state_file is not None:
+            app.on_startup.append(self._load)
+            app.on_shutdown.append(self._save)  # after the running batches were stopped
+
+    async def _load(self, _: web.Application) -> None:
+        assert self.state_file is not None
+        batch_state.load(self.state_file, self.files, self.batches)
+
+    async def _save(self, _: web.Application) -> None:
+        assert self.state_file is not None
+        batch_state.save(self.state_file, self.files, self.batches)
 
     def _guarded(self, handler: Handler) -> Handler:
         async def guarded(request: web.Request) -> web.StreamResponse:

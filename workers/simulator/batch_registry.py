@@ -47,6 +47,15 @@ class BatchRegistry:
         task.add_done_callback(self._tasks.discard)
         return batch
 
+    def restore(self, batch: Batch, *, rerun: bool) -> None:
+        """Hold a batch kept from an earlier run of the server (``batch_state``); ``rerun``: run it again
+        (on the running loop)."""
+        self._batches[batch.id] = batch
+        if rerun:
+            task = asyncio.get_running_loop().create_task(self._run(batch), name=f"simulated {batch.id}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
     def get(self, batch_id: str) -> Batch:
         """The batch with this id; raises ``RequestRejected`` 404 if there is none."""
         batch = self._batches.get(batch_id)

@@ -5,7 +5,8 @@ A batch moves ``validating`` -> ``in_progress`` -> ``finalizing`` -> ``completed
 ``cancelling`` -> ``cancelled``; the object has OpenAI's fields (``request_counts``,
 ``output_file_id``, ``error_file_id``, ``errors``, ``usage``, one ``*_at`` timestamp per status).
 How a batch is run is ``batch_runner``'s concern. State lives in memory for the server's lifetime
-(a restarted simulator knows no batches) and is bounded: at most ``BatchOptions.max_batches``
+(a restarted simulator knows no batches, unless it was given a file to keep them in: ``batch_state``)
+and is bounded: at most ``BatchOptions.max_batches``
 batch objects, each input file within the file store's caps.
 
 Knobs (``BatchOptions``): ``delay_s`` (wall-clock seconds from ``in_progress`` to the end; the

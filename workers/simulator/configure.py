@@ -37,6 +37,7 @@ def server_from_settings(
     api_key: str | None = None,
     limits: Mapping[str, RateLimit] | None = None,
     batch: Mapping[str, float] | None = None,
+    batch_state_file: Path | None = None,
 ) -> SimulatorServer:
     """A simulator server from ``settings.simulator``, with any argument given here winning.
 
@@ -75,6 +76,7 @@ def server_from_settings(
         idle_timeout_s=sim.idle_timeout_s,
         read_timeout_s=sim.read_timeout_s,
         context_tokens=windows,
+        batch_state_file=batch_state_file,
     )
 
 
@@ -98,13 +100,19 @@ def _batch_options(sim: SimulatorSettings, overrides: Mapping[str, float]) -> Ba
 
 
 def start_from_settings(
-    settings: Settings, *, latency_scale: float | None = None, host: str | None = None, port: int = 0
+    settings: Settings,
+    *,
+    latency_scale: float | None = None,
+    host: str | None = None,
+    port: int = 0,
+    batch_state_file: Path | None = None,
 ) -> SimulatorHandle:
     """Start the configured simulator in a background thread of this process (``.base_url``, ``.stop()``).
 
-    It binds ``host``, else ``listen.simulator_host`` (loopback by default).
+    It binds ``host``, else ``listen.simulator_host`` (loopback by default); ``batch_state_file``: its
+    files and batches kept there across restarts (``batch_state``).
     """
     if latency_scale is not None and latency_scale < 0:
         raise ValueError(f"latency_scale must be >= 0, got {latency_scale}")
-    server = server_from_settings(settings, latency_scale=latency_scale)
+    server = server_from_settings(settings, latency_scale=latency_scale, batch_state_file=batch_state_file)
     return SimulatorHandle(server, host or settings.listen.simulator_host, port)

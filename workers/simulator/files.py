@@ -91,6 +91,13 @@ class FileStore:
         """Store a file the simulator made (a batch's output or errors), whatever the caps."""
         return self._add(filename, purpose, content, capped=False)
 
+    def restore(self, stored: StoredFile) -> None:
+        """Hold a file kept from an earlier run of the server (``batch_state``), under its own id."""
+        with self._lock:
+            if stored.id not in self._files:
+                self._files[stored.id] = stored
+                self._bytes += len(stored.content)
+
     def get(self, file_id: str) -> StoredFile:
         """The file with this id; raises ``RequestRejected`` 404 if there is none."""
         stored = self._files.get(file_id)

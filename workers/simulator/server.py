@@ -18,6 +18,7 @@ import asyncio
 import hmac
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 from aiohttp import web
 
@@ -68,6 +69,7 @@ class SimulatorServer:
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         read_timeout_s: float = READ_TIMEOUT_S,
         context_tokens: Mapping[str, int] | None = None,
+        batch_state_file: Path | None = None,
     ) -> None:
         # Each model's context window: the profile's, or the model table's where settings give one.
         windows = {m: t.context_tokens for m, t in profile.models.items()}
@@ -84,6 +86,7 @@ class SimulatorServer:
         self.files = FileStore(file_limits)
         runner = BatchRunner(self.responder, self.files, self.models, batch_options or BatchOptions())
         self.batches = BatchRegistry(runner)
+        self.batch_state_file = batch_state_file  # files and batches kept across restarts (None: in memory)
 
     @property
     def profile(self) -> Profile:
@@ -119,7 +122,13 @@ class SimulatorServer:
         app.router.add_get("/v1/models/{model}", self.get_model)
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_get("/v1/_stats", self.get_stats)
-        BatchApi(self.files, self.batches, self._check_key, read_timeout_s=self.read_timeout_s).register(app)
+        BatchApi(
+            self.files,
+            self.batches,
+            self._check_key,
+            read_timeout_s=self.read_timeout_s,
+            state_file=self.batch_state_file,
+        ).register(app)
         return app
 
     async def banner(self, request: web.Request) -> web.Response:

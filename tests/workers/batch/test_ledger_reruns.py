@@ -3,8 +3,9 @@
 No broker, no REDIS_URL, no model: each run starts its own embedded stack (private Redis, Celery
 workers, the simulator over HTTP), which is gone when the run ends, so only the ledger in --out can
 say what is done. Checked: a rerun of a finished batch costs $0 and writes no trace; Ctrl-C stops
-within 5 s, records what finished and what was in flight, and a rerun finishes the batch for what
-a clean run costs, paying nothing twice; a quiz edited by hand survives a rerun, validated.
+within 5 s, records what finished and what was in flight (its calls in flight at their estimated
+cost, marked as estimated), and a rerun finishes the batch for what a clean run costs, paying nothing
+twice but those calls; a quiz edited by hand survives a rerun, validated.
 """
 
 from __future__ import annotations
@@ -132,10 +133,17 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     # (the jobs in flight saved where they stood: their engine state, for the rerun to go on from)
     saved = {e["job_id"] for e in first if e["event"] == "interrupted" and e["partial"]}
     assert saved and all((out / "partial" / f"{job}.json").is_file() for job in saved)
+    # (the calls in flight counted at their estimated cost, marked as estimated, not at $0)
+    flying = [e for e in first if e["event"] == "interrupted" and e.get("calls_in_flight")]
+    assert flying and all(e["estimated_usd"] > 0 and e["cost_usd"] >= e["estimated_usd"] for e in flying)
+    estimated = sum(e["estimated_usd"] for e in flying)
+    assert "estimated: calls in flight at Ctrl-C" in stderr.splitlines()[-1]
     report = json.loads((out / "report.json").read_text())
     assert report["delivered"] == len(done) and report["run_cost_usd"] == pytest.approx(
         total_usd(out), abs=1e-6
     )
+    assert report["batch_estimated_usd"] == pytest.approx(estimated, abs=1e-6)
+    assert report["calls_in_flight"] == sum(e["calls_in_flight"] for e in flying)
     finished_traces = traces(out)
 
     # When the same command runs again
@@ -149,8 +157,16 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     assert saved <= {e["job_id"] for e in second if e["event"] == "finished"}
     assert {name: traces(out)[name] for name in finished_traces} == finished_traces
     assert len(read_lines(out)) == len(read_lines(clean))
-    # and both runs together cost at most 1.05 x the clean run
-    assert total_usd(out) <= 1.05 * total_usd(clean), (total_usd(out), total_usd(clean))
+    # and both runs together paid at most 1.05 x the clean run for the calls whose cost is known; the
+    # batch's total also holds, marked as estimated, the calls in flight at Ctrl-C (billed, never answered)
+    known = total_usd(out) - estimated
+    assert known <= 1.05 * total_usd(clean), (known, total_usd(clean))
+    after = json.loads((out / "report.json").read_text())
+    assert after["batch_estimated_usd"] == pytest.approx(estimated, abs=1e-6)
+    assert (
+        f"(~${after['batch_estimated_usd']:.4f} of it estimated: calls in flight at Ctrl-C)" in rerun.stdout
+    )
+    assert f"${total_usd(out):.4f} for the batch" in rerun.stdout
 
 
 def read_lines(out: Path) -> list[dict[str, Any]]:
