@@ -244,7 +244,8 @@ def start_feeder(settings: Settings) -> Feeder | None:
     from suture.workers.runtime.app import app, broker_url, queue_for, waiting_messages
     from suture.workers.runtime.lanes import Lanes
     from suture.workers.runtime.publish import publish
-    from suture.workers.store.job_store import get_store
+    from suture.workers.store.connection import SENTINEL_SCHEME, Pool, redis_client
+    from suture.workers.store.job_store import get_store, sentinels_of
     from suture.workers.store.tenant_load import TenantLoad
     from suture.workers.store.watchlist import WORKER_SILENT_BEATS
 
@@ -259,6 +260,11 @@ def start_feeder(settings: Settings) -> Feeder | None:
 
     broker = broker_url(settings)
     client = redis.Redis.from_url(broker) if broker.startswith(("redis://", "rediss://")) else None
+    if broker.startswith(SENTINEL_SCHEME):  # Redis with Sentinel: the primary the sentinels name
+        worker = settings.worker
+        client = redis_client(
+            broker, Pool(2, worker.redis_pool_timeout_s, worker.redis_timeout_s), sentinels_of(settings)
+        )
 
     def ready(job_class: PriorityClass) -> tuple[int, int]:
         queues = tuple(dict.fromkeys(queue_for("suture.attempt", job_class, ahead=a) for a in (True, False)))

@@ -5,14 +5,26 @@ thread for good: Celery's threads pool enforces no time limit to end it; keep-al
 on idle pooled connections too. The pool is a blocking one: a caller finding every connection busy
 waits ``Pool.wait_s`` for one (then it is an outage, retried like any other), never "Too many
 connections". A worker raises the pool to its concurrency at start-up (``size_pool_for``).
+
+A ``sentinel://`` URL (``sentinel://[:password@]host:port[/db];sentinel://host:port;...``, as kombu reads it)
+names the sentinels, not the primary: the client asks them for the primary at every new connection, and a
+connection that finds its server demoted (``ReadOnlyError``) is dropped, so the next command reaches the new
+primary (redis-py's ``SentinelManagedConnection``). ``Sentinels`` carries what the URL cannot: the name the
+primary is monitored under and the sentinels' own password (settings ``sentinel.*``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import redis
+from redis.sentinel import Sentinel, SentinelConnectionPool
+
+SENTINEL_SCHEME = "sentinel://"
+SENTINEL_PORT = 26379
 
 # Connections beyond one per concurrent task: the worker's clock (watchdog, heartbeat) and the
 # completions subscription.
@@ -40,9 +52,23 @@ def least_pool_size() -> int:
     return _least["size"]
 
 
+@dataclass(frozen=True)
+class Sentinels:
+    """What a ``sentinel://`` URL needs beside it: the primary's monitored name, the sentinels' password."""
+
+    master_name: str | None
+    password: str | None = None
+
+
+class SentinelUrlError(ValueError):
+    """A ``sentinel://`` URL that cannot name a primary; str() says what is missing (never a password)."""
+
+
 @cache
-def redis_client(url: str, pool: Pool) -> redis.Redis:
-    """The process's client for ``url`` with ``pool``'s limits."""
+def redis_client(url: str, pool: Pool, sentinels: Sentinels | None = None) -> redis.Redis:
+    """The process's client for ``url`` with ``pool``'s limits (a ``sentinel://`` URL: its primary's)."""
+    if url.startswith(SENTINEL_SCHEME):
+        return _primary_client(url, pool, sentinels or Sentinels(None))
     connections = redis.BlockingConnectionPool.from_url(
         url,
         max_connections=pool.size,
@@ -54,6 +80,58 @@ def redis_client(url: str, pool: Pool) -> redis.Redis:
         socket_keepalive=True,
     )
     return redis.Redis(connection_pool=connections)
+
+
+class _BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):
+    """The sentinel-discovered primary's connections, bounded and blocking like the plain store pool."""
+
+
+def _primary_client(url: str, pool: Pool, sentinels: Sentinels) -> redis.Redis:
+    if not sentinels.master_name:
+        raise SentinelUrlError(
+            "a sentinel:// URL needs the primary's name: set sentinel.master_name "
+            "(SUTURE_SENTINEL__MASTER_NAME)"
+        )
+    hosts, params = parse_sentinel_url(url)
+    timeouts: dict[str, Any] = {
+        "socket_timeout": pool.timeout_s,
+        "socket_connect_timeout": min(pool.timeout_s, 10.0),
+        "socket_keepalive": True,
+    }
+    sentinel_kwargs = dict(timeouts, password=sentinels.password) if sentinels.password else dict(timeouts)
+    manager = Sentinel(hosts, sentinel_kwargs=sentinel_kwargs, **timeouts)
+    return manager.master_for(
+        sentinels.master_name,
+        connection_pool_class=_BlockingSentinelPool,
+        max_connections=pool.size,
+        timeout=pool.wait_s,
+        decode_responses=True,
+        health_check_interval=30,
+        **params,
+    )
+
+
+def parse_sentinel_url(url: str) -> tuple[list[tuple[str, int]], dict[str, Any]]:
+    """The sentinels' addresses in a ``sentinel://`` URL, and the primary's ``db``, ``username`` and
+    ``password``
+    (from the first part that gives each)."""
+    hosts: list[tuple[str, int]] = []
+    params: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in url.split(";"))):
+        split = urlsplit(part)
+        if split.scheme != "sentinel" or not split.hostname:
+            raise SentinelUrlError(f"not a sentinel address: {split.scheme}://{split.hostname or ''}")
+        hosts.append((split.hostname, split.port or SENTINEL_PORT))
+        if split.password and "password" not in params:
+            params["password"] = unquote(split.password)
+            if split.username:
+                params["username"] = unquote(split.username)
+        db = split.path.strip("/")
+        if db and "db" not in params:
+            params["db"] = int(db)
+    if not hosts:
+        raise SentinelUrlError("a sentinel:// URL with no sentinel address")
+    return hosts, params
 
 
 def as_text(value: bytes | str) -> str:
