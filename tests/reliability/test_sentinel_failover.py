@@ -1,13 +1,14 @@
-"""A Sentinel failover in the middle of a batch: the primary SIGKILLed, a replica promoted, the old primary back
-as a replica; no accepted job lost, none delivered twice, no worker exits, work resumes.
+"""A Sentinel failover in the middle of a batch: the primary SIGKILLed, a replica promoted, the old primary
+back as a replica; no accepted job lost, none delivered twice, no worker exits, work resumes.
 
 Real processes throughout: a primary and a replica (AOF) and three sentinels on loopback ports, two
 ``celery worker`` processes whose broker, result backend and store are all the ``sentinel://`` URL, the
 simulator over HTTP, and a producer thread that keeps enqueueing (an enqueue that raises is retried with the
 same idempotency key: a job counts as accepted once enqueue returned). The figures are printed (``-s``).
 
-Why nothing accepted is lost: ``enqueue`` answers only once a replica has the new job (``store.wait_replicas``),
-and the workers ask the sentinels for the primary, so they never write to the old one when it comes back.
+Why nothing accepted is lost: ``enqueue`` answers only once a replica has the new job
+(``store.wait_replicas``), and the workers ask the sentinels for the primary, so they never write to the old
+one when it comes back.
 Steps the dead primary had not replicated are lost with it; each such job is found by the watchdog (its next
 step re-sent) and finishes.
 """
