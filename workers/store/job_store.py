@@ -21,6 +21,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:workers             sorted set: worker names scored by their last heartbeat (its watchdog clock)
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
+    {p}:gone:<id>           string: set once a worker warned that the job is gone (a Redis restarted empty)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
     {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``,
     ``JobStore.waiting``)

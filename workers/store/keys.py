@@ -32,6 +32,9 @@ class Keys:
     def done(self, job_id: str) -> str:
         return f"{self.prefix}:done:{job_id}"
 
+    def gone(self, job_id: str) -> str:
+        return f"{self.prefix}:gone:{job_id}"
+
     def events(self, job_id: str) -> str:
         return f"{self.prefix}:events:{job_id}"
 
