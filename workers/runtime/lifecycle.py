@@ -131,15 +131,33 @@ def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool, m
     rules = target_rules(settings.webhook)
 
     def beat() -> None:
-        store.watchlist.beat(owner, time.time(), model_slots)
+        store.watchlist.beat(owner, time.time(), model_slots, in_hand=_jobs_in_hand())
         # Producers check a callback against these at enqueue (a `suture serve` configured apart from us).
         store.outbox.announce(rules, ttl_s=3 * interval_s)
 
+    # Beats often enough that a task running longer than idle_stall_s is in this worker's last beat.
+    beat_s = min(interval_s, settings.worker.idle_stall_s / 3)
     clock = WatchdogClock(
-        store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat
+        store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat, beat_s=beat_s
     )
     clock.start()
     return clock
+
+
+def _jobs_in_hand() -> set[str]:
+    """The jobs of the suture tasks this worker holds: running, prefetched, or waiting for a countdown."""
+    from celery.worker import state
+
+    held = [*state.active_requests, *state.reserved_requests, *state.scheduled_requests]
+    jobs: set[str] = set()
+    for request in held:
+        try:
+            args = request.args
+        except Exception:  # a request whose body cannot be read names no job
+            continue
+        if str(getattr(request, "task_name", "")).startswith("suture.") and args:
+            jobs.add(str(args[0]))
+    return jobs
 
 
 def _model_slots(consumer: Any) -> int:

@@ -50,6 +50,9 @@ class Keys:
     def worker_slots(self) -> str:
         return f"{self.prefix}:workers:slots"
 
+    def workers_in_hand(self) -> str:
+        return f"{self.prefix}:workers:in_hand"
+
     def review(self) -> str:
         return f"{self.prefix}:review"
 
