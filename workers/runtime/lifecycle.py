@@ -4,7 +4,8 @@
   is set, and for a prefork worker with metrics, ``prometheus_client``'s multiprocess mode chosen
   before any metric exists.
 - ``worker_process_init`` (each prefork child): Sentry again (its transport does not survive a fork).
-- ``worker_ready``: the metrics endpoint on ``worker.metrics_port``, and the watchdog's clock, a thread
+- ``worker_ready``: a loud warning if the store's Redis has no AOF (``persistence``), the metrics endpoint on
+  ``worker.metrics_port``, and the watchdog's clock, a thread
   of the worker's own process that beats for the worker (``suture status``; with the slots its bulk model
   calls may hold, which the dispatcher keeps busy) and, in a worker that
   consumes ``suture.control``, sweeps (ends jobs past their deadline, nudges stalled ones) at most once
@@ -57,6 +58,9 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
 
             _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
         _warn_if_bulk_unread(sender)
+        from suture.workers.runtime.persistence import warn_if_not_persistent
+
+        warn_if_not_persistent(current)  # a Redis without AOF loses every job in a restart: say it loudly
         control = _consumes_control(sender)
         _running["clock"] = _start_clock(current, flow, sweeps=control, model_slots=_model_slots(sender))
         if control:  # not beside 100 model-call threads: its passes would wait for their GIL
