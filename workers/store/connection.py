@@ -78,8 +78,34 @@ def redis_client(url: str, pool: Pool, sentinels: Sentinels | None = None) -> re
         socket_timeout=pool.timeout_s,
         socket_connect_timeout=min(pool.timeout_s, 10.0),
         socket_keepalive=True,
+        **_demotion_aware(url),
     )
     return redis.Redis(connection_pool=connections)
+
+
+class _DemotionAwareConnection(redis.Connection):
+    """A connection that drops itself when its server was demoted to a replica (``READONLY``): the next
+    command connects again, to wherever the address points now (a managed Redis's endpoint moves to the new
+    primary at a failover), as ``SentinelManagedConnection`` does for a ``sentinel://`` URL."""
+
+    def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().read_response(*args, **kwargs)
+        except redis.exceptions.ReadOnlyError:
+            self.disconnect()
+            raise redis.exceptions.ConnectionError("the server was demoted to a replica (READONLY)") from None
+
+
+class _DemotionAwareSSLConnection(_DemotionAwareConnection, redis.SSLConnection):
+    """The same over TLS (``rediss://``)."""
+
+
+def _demotion_aware(url: str) -> dict[str, Any]:
+    if url.startswith("rediss://"):
+        return {"connection_class": _DemotionAwareSSLConnection}
+    if url.startswith("redis://"):
+        return {"connection_class": _DemotionAwareConnection}
+    return {}  # unix:// keeps redis-py's own
 
 
 class _BlockingSentinelPool(SentinelConnectionPool, redis.BlockingConnectionPool):

@@ -114,3 +114,24 @@ def test_the_store_follows_a_failover_and_never_writes_to_the_old_primary(
             time.sleep(0.2)
     assert [store.load(job_id).status for job_id in before + after] == ["queued"] * 10
     assert group.primary_port() == new
+
+
+def test_a_plain_url_whose_server_was_demoted_reconnects_instead_of_keeping_a_read_only_connection(
+    redis_factory: Callable[..., RedisServer],
+) -> None:
+    # Given a store on a fixed address (a managed Redis's endpoint), one pooled connection
+    server, other = redis_factory(), redis_factory()
+    client = redis_client(server.url, Pool(size=1, wait_s=2.0, timeout_s=2.0))
+    store = JobStore(client, ttl_s=600, prefix=f"t{uuid.uuid4().hex}")
+    store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10)
+    before = client.client_id()
+    admin = redis.Redis.from_url(server.url)
+    # When the server is demoted to a replica, a write is an outage (READONLY), not an error of its own
+    admin.replicaof("127.0.0.1", other.port)
+    with pytest.raises(StoreUnavailable, match="demoted"):
+        store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10)
+    # Then once the address is a primary again, the store writes on a new connection
+    admin.replicaof("no", "one")
+    store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10)
+    assert client.client_id() != before
+    admin.close()
