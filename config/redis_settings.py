@@ -30,7 +30,8 @@ class StoreSettings(BaseModel):
     # After storing a new job, wait for this many replicas to acknowledge it (Redis WAIT) before enqueue
     # answers, when the primary has replicas (0: never wait).
     wait_replicas: int = Field(1, ge=0)
-    # ...for at most this long; past it the job is accepted anyway and a warning is logged.
+    # ...for at most this long; past it enqueue raises StoreUnavailable (the job may exist: retry with its
+    # key).
     wait_timeout_ms: int = Field(1000, ge=1)
     # At worker start-up, log a loud warning when the store's Redis keeps nothing across a restart.
     warn_no_persistence: bool = True

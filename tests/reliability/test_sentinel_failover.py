@@ -135,7 +135,12 @@ def _traced_calls(result: dict[str, Any]) -> int:
 
 
 @pytest.mark.timeout(420)
+# "sentinel-failover" (SENTINEL FAILOVER: the old primary keeps taking the workers' writes until the
+# sentinels demote it, and they are thrown away) is not asserted: measured in docs/reliability.md, some jobs
+# are then delivered twice with different results.
+@pytest.mark.parametrize("how", ["sigkill"])
 def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
+    how: str,
     sentinel_group: Callable[[], SentinelGroup],
     celery_stack: Callable[..., CeleryStack],
     simulator: Callable[..., str],
@@ -153,13 +158,15 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
     producer = Producer(stack, JOBS, receiver.url)
     producer.start()
     # When, a third of the way in, the primary is SIGKILLed, a replica promoted, and the old primary
-    # restarted (AOF and all): the sentinels make it a replica of the new one
+    # restarted (AOF and all): the sentinels make it a replica of the new one. Or the sentinels are asked
+    # for a failover: the primary is demoted under the workers blocked on it
     wait_until(lambda: len(producer.accepted) >= JOBS // 3, 120, "a third enqueued")
     killed_at = time.monotonic()
-    old = group.kill_primary()
+    old = group.kill_primary() if how == "sigkill" else group.failover()
     group.wait_for_new_primary(old)
     promoted_at = time.monotonic()
-    group.servers[old].start()
+    if how == "sigkill":
+        group.servers[old].start()
     group.wait_for_replica(old)
     assert producer.thread is not None
     producer.thread.join(timeout=180)
@@ -186,7 +193,7 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
         "delivered twice": len(twice),
         "statuses": dict(statuses),
         "replica promoted after (s)": round(promoted_at - killed_at, 1),
-        "first delivery after the kill (s)": round(resumed_at - killed_at, 1),
+        "first delivery after the fault (s)": round(resumed_at - killed_at, 1),
         "enqueue errors retried": dict(producer.errors),
         "webhook repeats (same result)": len(receiver.posts) - JOBS,
         "ReadOnlyError lines in worker logs": logs.count("ReadOnlyError"),
@@ -195,6 +202,6 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
         "model calls at the simulator": stats["requests"],
         "model calls in traces": sum(_traced_calls(r) for r in results),
     }
-    print("\nsentinel failover:", json.dumps(figures))
+    print(f"\nsentinel failover ({how}):", json.dumps(figures))
     assert resumed_at - killed_at < 30, figures
     assert "internal error in" not in logs, figures

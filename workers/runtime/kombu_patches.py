@@ -42,6 +42,9 @@ from kombu.transport import redis as kombu_redis
 from suture.workers.runtime.queue_order import HELD_BACK_BRPOP_S
 
 _PATCHED = False
+# Replies of a primary on its way out: demoted under a blocked BRPOP, or without the replicas
+# ``min-replicas-to-write`` asks for (docs/operations.md).
+DEMOTED_REPLIES = ("UNBLOCKED", "NOREPLICAS")
 
 
 def patch_redis_transport() -> None:
@@ -67,7 +70,7 @@ def patch_redis_transport() -> None:
         try:
             return original_brpop_read(self, **options)
         except redis.exceptions.ResponseError as exc:
-            if not str(exc).startswith("UNBLOCKED"):
+            if not str(exc).startswith(DEMOTED_REPLIES):
                 raise
             self.client.connection.disconnect()  # the next BRPOP connects again (to the new primary)
             raise redis.exceptions.ConnectionError(f"broker demoted to a replica: {exc}") from None

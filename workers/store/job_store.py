@@ -21,6 +21,7 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:workers             sorted set: worker names scored by their last heartbeat (its watchdog clock)
     {p}:review              sorted set: soft-delivered job ids waiting for a person, by delivery time
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
+    {p}:last_accepted       string: the last job id a producer waited for replicas on (a write for WAIT)
     {p}:gone:<id>           string: set once a worker warned that the job is gone (a Redis restarted empty)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
     {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``,
@@ -48,7 +49,7 @@ import redis
 
 from suture.config.settings import Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
-from suture.workers.errors import JobNotFound, NoBrokerConfigured
+from suture.workers.errors import JobNotFound, NoBrokerConfigured, StoreUnavailable
 from suture.workers.store.connection import SENTINEL_SCHEME, Pool, Sentinels, least_pool_size, redis_client
 from suture.workers.store.durability import Durability, ReplicaAck
 from suture.workers.store.errors import guarded
@@ -145,10 +146,14 @@ class JobStore(JobReads):
             return self._call(self._create, keys, args)
         pipe = self._r.pipeline(transaction=False)
         self._create(keys=keys, args=args, client=pipe)
+        # A write after it, so WAIT covers a job found by its idempotency key too (written earlier, maybe
+        # by a connection whose WAIT failed): replication is in order, and WAIT waits for this one.
+        pipe.set(self._keys.last_accepted(), job_id)
         pipe.wait(wanted, self.replica_ack.durability.wait_timeout_ms)
-        (found, created), acked = guarded(pipe.execute)
-        if created:
-            self.replica_ack.check(job_id, wanted, int(acked))
+        (found, created), _, acked = guarded(pipe.execute)
+        shortfall = self.replica_ack.shortfall(str(found).partition(" ")[0], wanted, int(acked))
+        if shortfall is not None:  # not accepted: the primary may be on its way out with it
+            raise StoreUnavailable(shortfall)
         return found, created
 
     def discard(self, job_id: str, idempotency_key: str | None = None) -> bool:

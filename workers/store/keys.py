@@ -32,6 +32,9 @@ class Keys:
     def done(self, job_id: str) -> str:
         return f"{self.prefix}:done:{job_id}"
 
+    def last_accepted(self) -> str:
+        return f"{self.prefix}:last_accepted"
+
     def gone(self, job_id: str) -> str:
         return f"{self.prefix}:gone:{job_id}"
 
