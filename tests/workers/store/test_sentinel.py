@@ -135,3 +135,30 @@ def test_a_plain_url_whose_server_was_demoted_reconnects_instead_of_keeping_a_re
     store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10)
     assert client.client_id() != before
     admin.close()
+
+
+def test_a_primary_that_just_lost_its_replica_does_not_accept_a_job_alone(
+    redis_factory: Callable[..., RedisServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a primary with a replica, and a store that re-reads the replica count at every create
+    monkeypatch.setattr("suture.workers.store.durability.REPLICAS_TTL_S", 0.0)
+    primary = redis_factory()
+    replica = redis_factory(extra=("--replicaof", "127.0.0.1", str(primary.port)))
+    admin = redis.Redis.from_url(primary.url)
+    deadline = time.monotonic() + 20
+    replica_admin = redis.Redis.from_url(replica.url)
+    while replica_admin.info("replication").get("master_link_status") != "up":
+        assert time.monotonic() < deadline, "the replica never synced"
+        time.sleep(0.1)
+    replica_admin.close()
+    client = redis.Redis.from_url(primary.url, decode_responses=True)
+    store = JobStore(client, ttl_s=600, prefix=f"t{uuid.uuid4().hex}", durability=Durability(1, 1000))
+    store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10)
+    # When the replica goes (as when it is promoted in a failover)
+    replica.kill()
+    while admin.info("replication").get("connected_slaves", 0) > 0:
+        time.sleep(0.05)
+    # Then a create is not answered as accepted: the job may be lost with this primary, a retry is safe
+    with pytest.raises(StoreUnavailable, match="not acknowledged by a replica"):
+        store.create(uuid.uuid4().hex, SPEC, deadline_s=10**10, idempotency_key="k")
+    admin.close()
