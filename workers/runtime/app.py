@@ -37,6 +37,8 @@ from suture.workers.store.job_store import store_url
 CONTROL_QUEUE = "suture.control"
 CALLBACK_QUEUE = "suture.callbacks"
 
+AMQP_SCHEMES = ("amqp://", "amqps://", "pyamqp://")
+
 # Every queue a worker serving all of suture consumes (``suture worker``'s default).
 ALL_QUEUES = (*MODEL_QUEUES, CONTROL_QUEUE, CALLBACK_QUEUE)
 
@@ -207,6 +209,10 @@ def configure(settings: Settings) -> Celery:
         "queue_order_strategy": "suture.workers.runtime.queue_order:ClassFirstCycle",
     }
     broker, backend = broker_url(settings), backend_url(settings)
+    if broker.startswith(AMQP_SCHEMES):
+        # Publisher confirms: a publish returns once RabbitMQ has the message, or raises; without them a
+        # message the broker dropped (a node going down) was sent as far as the publisher knew.
+        transport["confirm_publish"] = True
     wanted = {
         "broker_url": broker,
         "result_backend": backend,
