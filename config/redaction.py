@@ -41,6 +41,10 @@ SECRET_PARAMS = frozenset(
 _URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>`]+""")
 
 
+# A sentinel:// URL lists its sentinels joined by ";" (kombu's form), each a URL of its own.
+SENTINELS = "sentinel://"
+
+
 def _secret_param(name: str) -> bool:
     return name.strip().lower().replace("-", "_") in SECRET_PARAMS
 
@@ -49,6 +53,9 @@ def url_secrets(url: str | None) -> list[str]:
     """The credential values inside ``url``: its password and secret query values, raw and decoded."""
     if not url:
         return []
+    if url.startswith(SENTINELS) and ";" in url:  # sentinel://a;sentinel://b: each may carry a password
+        forms = {form for part in url.split(";") for form in url_secrets(part.strip())}
+        return sorted(forms, key=lambda form: (-len(form), form))
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -73,6 +80,8 @@ def mask_url(url: str | None) -> str:
     """``url`` with its password and secret query values replaced by ``***`` (host, path, names kept)."""
     if not url:
         return ""
+    if url.startswith(SENTINELS) and ";" in url:
+        return ";".join(mask_url(part) for part in url.split(";"))
     try:
         parts = urlsplit(url)
         password = parts.password

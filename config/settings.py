@@ -35,6 +35,7 @@ from suture.config.provider_limits import moved_rate_limits
 from suture.config.quiz_settings import AutoQuestions
 from suture.config.quiz_settings import QuizRules as QuizRules  # re-exported
 from suture.config.redaction import url_secrets
+from suture.config.redis_settings import SentinelSettings, StoreSettings
 from suture.config.service_settings import ApiSettings, SentrySettings, WebhookSettings
 from suture.config.simulator_sections import (
     ModelRateLimit,
@@ -116,6 +117,9 @@ class WorkerSettings(_Section):
     job_deadline_s: float = Field(1800.0, gt=0)
     # A running job with no task opened for this long has its next step re-sent (must exceed time_limit_s).
     stall_s: float = Field(600.0, gt=0)
+    # A running job with no task running and none sent for this long (a lost message) has its next step
+    # re-sent: the short backstop, beside stall_s for a job whose task may still run.
+    idle_stall_s: float = Field(30.0, gt=0)
     watchdog_interval_s: float = Field(30.0, gt=0)
     model_concurrency: int = Field(100, ge=1)
     # Bulk tasks of one worker process doing their own work (outside model calls) at once: few enough
@@ -199,6 +203,8 @@ class Settings(BaseSettings):
     broker_url: str | None = None
     result_backend: str | None = None
     redis_url: str | None = None
+    sentinel: SentinelSettings = Field(default_factory=SentinelSettings)  # for sentinel:// URLs
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("SUTURE_OPENAI_API_KEY", "OPENAI_API_KEY", "openai_api_key")
@@ -253,7 +259,13 @@ class Settings(BaseSettings):
 
     def secrets(self) -> list[str]:
         """Every configured secret value, for redaction (API key, DSN, passwords inside URLs)."""
-        held = [self.openai_api_key, self.sentry_dsn, self.webhook.secret, *(k.key for k in self.api.keys)]
+        held = [
+            self.openai_api_key,
+            self.sentry_dsn,
+            self.webhook.secret,
+            self.sentinel.password,
+            *(k.key for k in self.api.keys),
+        ]
         values = [s.get_secret_value() for s in held if s]
         values += [
             v for url in (self.broker_url, self.result_backend, self.redis_url) for v in url_secrets(url)

@@ -10,6 +10,7 @@ import pytest
 pytest_plugins: list[str] = [
     "tests.fixtures.sentry_endpoint",
     "tests.fixtures.redis_server",
+    "tests.fixtures.sentinel",
     "tests.fixtures.flower",
     "tests.fixtures.workers",
     "tests.fixtures.scripted_model",
@@ -41,7 +42,15 @@ def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
 # directly or through another fixture, is an integration test. Marked here from what each test
 # uses, so the fast tier (`make test-fast`: not integration) cannot drift from the fixtures.
 PROCESS_FIXTURES = frozenset(
-    {"redis_url", "redis_factory", "celery_stack", "flower", "api_server", "require_rabbitmq"}
+    {
+        "redis_url",
+        "redis_factory",
+        "sentinel_group",
+        "celery_stack",
+        "flower",
+        "api_server",
+        "require_rabbitmq",
+    }
 )
 
 

@@ -26,8 +26,15 @@ from suture.workers import producer
 from suture.workers.aio_completions import RECHECK_S, AsyncCompletions
 from suture.workers.errors import JobNotFound, JobTimeout
 from suture.workers.idempotency import check_owner
-from suture.workers.store.connection import Pool, async_redis_client
-from suture.workers.store.job_store import store_url
+from suture.workers.store.connection import (
+    SENTINEL_SCHEME,
+    Pool,
+    SentinelUrlError,
+    async_redis_client,
+    connection_options,
+    parse_sentinel_url,
+)
+from suture.workers.store.job_store import sentinels_of, store_url
 from suture.workers.store.keys import Keys
 from suture.workers.store.outbox import delivery_of
 
@@ -50,12 +57,37 @@ _loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, _LoopStat
 def _state(settings: Settings) -> _LoopState:
     url = store_url(settings)
     per_url = _loops.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_url and url.startswith(SENTINEL_SCHEME):
+        client = _primary_client(url, settings)
+        per_url[url] = _LoopState(client, AsyncCompletions(client, PREFIX))
     if url not in per_url:
         worker = settings.worker
         pool = Pool(worker.redis_pool_size, worker.redis_pool_timeout_s, worker.redis_timeout_s)
         client = async_redis_client(url, pool, settings.network)
         per_url[url] = _LoopState(client, AsyncCompletions(client, PREFIX))
     return per_url[url]
+
+
+def _primary_client(url: str, settings: Settings) -> aioredis.Redis:
+    """The async client of a ``sentinel://`` URL's primary (``suture.workers.store.connection`` for the
+    sync one)."""
+    from redis.asyncio.sentinel import Sentinel
+
+    sentinels, worker = sentinels_of(settings), settings.worker
+    if not sentinels.master_name:
+        raise SentinelUrlError("a sentinel:// URL needs sentinel.master_name (SUTURE_SENTINEL__MASTER_NAME)")
+    hosts, params = parse_sentinel_url(url)
+    timeouts = connection_options(settings.network, worker.redis_timeout_s)
+    timeouts.pop("health_check_interval")  # the sentinels' connections are short-lived queries
+    to_sentinels = dict(timeouts, password=sentinels.password) if sentinels.password else dict(timeouts)
+    manager = Sentinel(hosts, sentinel_kwargs=to_sentinels, **timeouts)
+    return manager.master_for(
+        sentinels.master_name,
+        max_connections=worker.redis_pool_size,
+        decode_responses=True,
+        health_check_interval=settings.network.health_check_interval_s,
+        **params,
+    )
 
 
 class AsyncJobHandle:

@@ -197,15 +197,19 @@ class Flow:
         ``stall_s`` is most likely still queued, and re-sending every such job lengthens the backlog
         that delays them (a storm of duplicates, and of double model calls when both copies run).
         A lost message's job is nudged once the backlog is through, or ends at its deadline.
+
+        ``stall_s`` exceeds the hard time limit, so it is long (600 s by default): it must never re-send a
+        step whose task may still run. The backstop for a lost message is ``idle_stall_s`` (tens of
+        seconds): a job none of whose tasks any live worker holds (running, prefetched or waiting for a
+        countdown: ``Watchlist.in_hand``, from their heartbeats) and none opened for that long, while the
+        queues are drained, has nothing in flight at all.
         """
         now = time.time() if now_s is None else now_s
         republish_due(self.store, self.dispatcher.callback, now, lease_s=self.settings.webhook.pickup_lease_s)
         overdue = self.store.watchlist.overdue(now)
         for job_id in overdue:  # the delivery writes the reason, from the job's own deadline
             self.dispatcher.deliver(job_id, cause="deadline")
-        stalled = [
-            j for j in self.store.watchlist.stalled(now - self.settings.worker.stall_s) if j not in overdue
-        ]
+        stalled = self._stalled(now, set(overdue))
         if stalled:
             waiting = self.dispatcher.waiting()
             if waiting is None or waiting > 0:
@@ -213,20 +217,30 @@ class Flow:
                     "%d job(s) without progress, but %s message(s) wait: not nudging", len(stalled), waiting
                 )
                 return overdue
-        for job_id in stalled:
-            self._nudge(job_id, now)
+        for job_id, quiet_s in stalled.items():
+            self._nudge(job_id, now, quiet_s)
         return overdue
 
-    def _nudge(self, job_id: str, now_s: float) -> None:
+    def _stalled(self, now_s: float, overdue: set[str]) -> dict[str, float]:
+        """Jobs to nudge, each with how long it has been without progress: past ``stall_s``, or past
+        ``idle_stall_s`` with nothing in any live worker's hands."""
+        worker = self.settings.worker
+        stalled = {j: worker.stall_s for j in self.store.watchlist.stalled(now_s - worker.stall_s)}
+        idle_s = worker.idle_stall_s
+        if idle_s < worker.stall_s:
+            idle = [j for j in self.store.watchlist.idle(now_s - idle_s) if j not in stalled]
+            held = self.store.watchlist.in_hand(now_s, idle_s) if idle else set()
+            stalled |= {j: idle_s for j in idle if j not in held}
+        return {j: quiet_s for j, quiet_s in stalled.items() if j not in overdue}
+
+    def _nudge(self, job_id: str, now_s: float, quiet_s: float) -> None:
         record = self.store.load(job_id)
         if record.finished:
             return
         state = self.planner.state(record)
         action = self.planner.next(state, record)
-        count = self.store.watchlist.nudged(job_id, now_s, self.settings.worker.stall_s)
-        what = (
-            f"no progress for {self.settings.worker.stall_s:g} s; re-sent its next step ({describe(action)})"
-        )
+        count = self.store.watchlist.nudged(job_id, now_s, quiet_s)
+        what = f"no progress for {quiet_s:g} s; re-sent its next step ({describe(action)})"
         log.warning("job %s: %s (nudge %d)", job_id, what, count)
         if self.store.notes.claim_once(job_id, "alerted:nudged"):
             self.observer.redone(record, "stalled", f"the watchdog found {what}")

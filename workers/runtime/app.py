@@ -32,11 +32,13 @@ from suture.workers.runtime.queue_order import (
     MODEL_QUEUES,
     ClassFirstCycle,
 )
-from suture.workers.store.connection import connection_options
+from suture.workers.store.connection import SENTINEL_SCHEME, connection_options
 from suture.workers.store.job_store import store_url
 
 CONTROL_QUEUE = "suture.control"
 CALLBACK_QUEUE = "suture.callbacks"
+
+AMQP_SCHEMES = ("amqp://", "amqps://", "pyamqp://")
 
 # Every queue a worker serving all of suture consumes (``suture worker``'s default).
 ALL_QUEUES = (*MODEL_QUEUES, CONTROL_QUEUE, CALLBACK_QUEUE)
@@ -130,6 +132,12 @@ def check_time_limits(settings: Settings) -> None:
             f"worker.soft_time_limit_s={settings.worker.soft_time_limit_s:g} (a stuck store call ends a task "
             "first)"
         )
+    if not settings.store.wait_timeout_ms / 1000 < settings.worker.redis_timeout_s:
+        raise CeleryConfigError(
+            f"store.wait_timeout_ms={settings.store.wait_timeout_ms} must be below "
+            f"worker.redis_timeout_s={settings.worker.redis_timeout_s:g} (a WAIT must end before its reply "
+            "times out)"
+        )
     if not settings.worker.time_limit_s < settings.worker.stall_s:
         # A stall nudge must never re-send a step whose task may legitimately still be running.
         raise CeleryConfigError(
@@ -149,6 +157,26 @@ def broker_url(settings: Settings) -> str:
 def backend_url(settings: Settings) -> str:
     """SUTURE_RESULT_BACKEND, else the store's Redis (only chords of benchmarks read it)."""
     return settings.result_backend or store_url(settings)
+
+
+def sentinel_options(url: str, settings: Settings) -> dict[str, Any]:
+    """kombu's and Celery's transport options for a ``sentinel://`` URL (none for any other URL).
+
+    Both read ``master_name`` and ``sentinel_kwargs`` (the connections to the sentinels themselves: their
+    password, and timeouts, which redis-py copies from the primary's only when ``sentinel_kwargs`` is unset).
+    """
+    if not url.startswith(SENTINEL_SCHEME):
+        return {}
+    if not settings.sentinel.master_name:
+        raise CeleryConfigError(
+            "a sentinel:// URL needs the primary's name: set sentinel.master_name "
+            "(SUTURE_SENTINEL__MASTER_NAME)"
+        )
+    to_sentinels = connection_options(settings.network, settings.network.broker_timeout_s)
+    to_sentinels.pop("health_check_interval")  # the sentinels' connections are short-lived queries
+    if settings.sentinel.password is not None:
+        to_sentinels["password"] = settings.sentinel.password.get_secret_value()
+    return {"master_name": settings.sentinel.master_name, "sentinel_kwargs": to_sentinels}
 
 
 def configure(settings: Settings) -> Celery:
@@ -177,11 +205,19 @@ def configure(settings: Settings) -> Celery:
         # share of turns kept for bulk (AMQP has no such option: there the broker alternates queues).
         "queue_order_strategy": "suture.workers.runtime.queue_order:ClassFirstCycle",
     }
+    broker, backend = broker_url(settings), backend_url(settings)
+    if broker.startswith(AMQP_SCHEMES):
+        # Publisher confirms: a publish returns once RabbitMQ has the message, or raises; without them a
+        # message the broker dropped (a node going down) was sent as far as the publisher knew.
+        transport["confirm_publish"] = True
     wanted = {
-        "broker_url": broker_url(settings),
-        "result_backend": backend_url(settings),
-        "broker_transport_options": transport | broker_socket_options(settings.network),
-        "result_backend_transport_options": {"visibility_timeout": visibility_s},
+        "broker_url": broker,
+        "result_backend": backend,
+        "broker_transport_options": transport
+        | broker_socket_options(settings.network)
+        | sentinel_options(broker, settings),
+        "result_backend_transport_options": {"visibility_timeout": visibility_s}
+        | sentinel_options(backend, settings),
         "task_soft_time_limit": settings.worker.soft_time_limit_s,
         "task_time_limit": settings.worker.time_limit_s,
     } | connection_settings(settings.network)

@@ -286,10 +286,12 @@ def queue_lengths_client(settings: Settings) -> Any:
     """The dispatcher's client for reading queue lengths on a Redis broker (None for another broker), with
     the broker's socket options: a silent broker fails a pass, never hangs the dispatcher."""
     from suture.workers.runtime.app import broker_url
-    from suture.workers.store.connection import Pool, redis_client
+    from suture.workers.store.connection import SENTINEL_SCHEME, Pool, redis_client
+    from suture.workers.store.job_store import sentinels_of
 
     broker = broker_url(settings)
-    if not broker.startswith(("redis://", "rediss://")):
+    # Redis with Sentinel: the primary the sentinels name
+    if not broker.startswith(("redis://", "rediss://", SENTINEL_SCHEME)):
         return None
     lengths = Pool(2, settings.worker.redis_pool_timeout_s, settings.network.broker_timeout_s)
-    return redis_client(broker, lengths, settings.network, decode=False)
+    return redis_client(broker, lengths, settings.network, sentinels_of(settings), decode=False)

@@ -22,6 +22,12 @@ a new pool (after a reconnect) gets a new client, and the commands and connectio
 3. A held-back BRPOP. A worker holding all the bulk messages it may (``queue_order``) lists only its
 other queues in its BRPOP, which kombu sends with a one-second timeout: a bulk slot that frees
 meanwhile would stay idle until it expires. Such a BRPOP is sent with ``HELD_BACK_BRPOP_S`` instead.
+
+4. A demoted primary. After a failover at a fixed address (a managed Redis's endpoint), connections still
+open to the old primary, now a replica, answer ``READONLY`` (and a BRPOP blocked there ``UNBLOCKED ...
+master -> replica``): ``ResponseError``s that ended the worker, with Sentinel too (redis-py's sentinel
+connection turns only ``READONLY`` into a reconnect). Both are connection errors here, so Celery
+reconnects (to the new primary the address or the sentinels name) and the worker lives on.
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ from kombu.transport import redis as kombu_redis
 from suture.workers.runtime.queue_order import HELD_BACK_BRPOP_S
 
 _PATCHED = False
+# Replies of a primary on its way out: demoted under a blocked BRPOP, or without the replicas
+# ``min-replicas-to-write`` asks for (docs/operations.md).
+DEMOTED_REPLIES = ("UNBLOCKED", "NOREPLICAS")
 
 
 def patch_redis_transport() -> None:
@@ -51,6 +60,22 @@ def patch_redis_transport() -> None:
         return original(self, asynchronous=asynchronous)
 
     kombu_redis.Channel._connparams = _connparams  # type: ignore[method-assign]
+    # 4. A demoted primary: READONLY, and UNBLOCKED for a BRPOP it was blocked in, are connection errors.
+    errors = kombu_redis.Transport.connection_errors
+    if redis.exceptions.ReadOnlyError not in errors:
+        kombu_redis.Transport.connection_errors = (*errors, redis.exceptions.ReadOnlyError)
+    original_brpop_read = kombu_redis.Channel._brpop_read
+
+    def _brpop_read(self: Any, **options: Any) -> Any:
+        try:
+            return original_brpop_read(self, **options)
+        except redis.exceptions.ResponseError as exc:
+            if not str(exc).startswith(DEMOTED_REPLIES):
+                raise
+            self.client.connection.disconnect()  # the next BRPOP connects again (to the new primary)
+            raise redis.exceptions.ConnectionError(f"broker demoted to a replica: {exc}") from None
+
+    kombu_redis.Channel._brpop_read = _brpop_read  # type: ignore[method-assign]
     kombu_redis.Channel.conn_or_acquire = _conn_or_acquire  # type: ignore[method-assign]
     original_brpop_start = kombu_redis.Channel._brpop_start
 

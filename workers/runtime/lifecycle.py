@@ -4,7 +4,8 @@
   is set, and for a prefork worker with metrics, ``prometheus_client``'s multiprocess mode chosen
   before any metric exists.
 - ``worker_process_init`` (each prefork child): Sentry again (its transport does not survive a fork).
-- ``worker_ready``: the metrics endpoint on ``worker.metrics_port``, and the watchdog's clock, a thread
+- ``worker_ready``: a loud warning if the store's Redis has no AOF (``persistence``), the metrics endpoint on
+  ``worker.metrics_port``, and the watchdog's clock, a thread
   of the worker's own process that beats for the worker (``suture status``; with the slots its bulk model
   calls may hold, which the dispatcher keeps busy) and, in a worker that
   consumes ``suture.control``, sweeps (ends jobs past their deadline, nudges stalled ones) at most once
@@ -57,6 +58,9 @@ def connect(settings: Callable[[], Settings], flow: Callable[[], Any]) -> None:
 
             _running["metrics"] = metrics.serve(current, current.worker.metrics_port)
         _warn_if_bulk_unread(sender)
+        from suture.workers.runtime.persistence import warn_if_not_persistent
+
+        warn_if_not_persistent(current)  # a Redis without AOF loses every job in a restart: say it loudly
         control = _consumes_control(sender)
         _running["clock"] = _start_clock(current, flow, sweeps=control, model_slots=_model_slots(sender))
         if control:  # not beside 100 model-call threads: its passes would wait for their GIL
@@ -131,15 +135,33 @@ def _start_clock(settings: Settings, flow: Callable[[], Any], *, sweeps: bool, m
     rules = target_rules(settings.webhook)
 
     def beat() -> None:
-        store.watchlist.beat(owner, time.time(), model_slots)
+        store.watchlist.beat(owner, time.time(), model_slots, in_hand=_jobs_in_hand())
         # Producers check a callback against these at enqueue (a `suture serve` configured apart from us).
         store.outbox.announce(rules, ttl_s=3 * interval_s)
 
+    # Beats often enough that a task running longer than idle_stall_s is in this worker's last beat.
+    beat_s = min(interval_s, settings.worker.idle_stall_s / 3)
     clock = WatchdogClock(
-        store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat
+        store.redis, sweep if sweeps else None, interval_s=interval_s, owner=owner, beat=beat, beat_s=beat_s
     )
     clock.start()
     return clock
+
+
+def _jobs_in_hand() -> set[str]:
+    """The jobs of the suture tasks this worker holds: running, prefetched, or waiting for a countdown."""
+    from celery.worker import state
+
+    held = [*state.active_requests, *state.reserved_requests, *state.scheduled_requests]
+    jobs: set[str] = set()
+    for request in held:
+        try:
+            args = request.args
+        except Exception:  # a request whose body cannot be read names no job
+            continue
+        if str(getattr(request, "task_name", "")).startswith("suture.") and args:
+            jobs.add(str(args[0]))
+    return jobs
 
 
 def _model_slots(consumer: Any) -> int:

@@ -32,12 +32,12 @@ from typing import Any
 import redis
 from celery import Task
 from celery.exceptions import Reject, SoftTimeLimitExceeded
-from kombu.exceptions import OperationalError
+from kombu.exceptions import BatchPublishError, OperationalError
 
 from suture.config.settings import Settings, load_settings
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.tasks.causes import GiveUpCause
-from suture.workers.errors import StoreUnavailable
+from suture.workers.errors import JobNotFound, StoreUnavailable
 from suture.workers.flow.batch_flow import BatchFlow
 from suture.workers.flow.job_flow import Flow
 from suture.workers.model.budgeted_caller import CallDeferred
@@ -65,6 +65,7 @@ STORE_RETRY_MAX_S = 5.0
 OUTAGES: tuple[type[Exception], ...] = (
     StoreUnavailable,
     OperationalError,
+    BatchPublishError,  # kombu's Redis publish of several messages met a lost connection
     redis.exceptions.ConnectionError,
     redis.exceptions.TimeoutError,  # a Redis that stopped answering (socket timeout)
 )
@@ -175,6 +176,8 @@ def _execute(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
         return _through_outages(lambda: step(token), budget_s=worker_settings().worker.soft_time_limit_s / 2)
     except CallDeferred as deferred:  # its model call must wait: re-queued with a countdown, no thread held
         return defer(task, deferred, worker_settings(), OUTAGES)
+    except JobNotFound:  # not a bug: the store lost the job (see ``_gone``)
+        return _gone(task, job_id)
     except OUTAGES as exc:
         # Not task.retry(): it publishes a new message and, when that publish fails too (the broker
         # is often this same Redis), rejects this one for good and the job is lost. Requeue this
@@ -188,6 +191,32 @@ def _execute(task: Task, job_id: str, step: Callable[[str], Any]) -> Any:
         if task.name not in ("suture.deliver", "suture.watchdog"):
             flow().dispatcher.deliver(job_id, give_up=reason, cause="internal")
         raise InternalError(reason) from None
+
+
+GONE = "gone"
+
+
+def _gone(task: Task, job_id: str) -> str:
+    """Drop a task whose job the store no longer knows, with one warning per job across the cluster.
+
+    A Redis restarted without persistence (or a job past its ``worker.store_ttl_s``) leaves messages that
+    name jobs it no longer holds: Celery even pushes the messages it held back into the empty Redis when it
+    reconnects. Nothing can run them; each would otherwise be an internal error (and a Sentry event), one
+    per task. The message is acknowledged.
+    """
+    try:
+        first = get_store(worker_settings()).notes.claim_gone_warning(job_id)
+    except StoreUnavailable:  # Redis away again: say it rather than stay silent
+        first = True
+    if first:
+        log.warning(
+            "job %s is gone from the job store (a Redis restarted without persistence, or a job past "
+            "worker.store_ttl_s): its %s task and any later one are dropped, and its producer gets no result "
+            "(docs/operations.md, Redis persistence)",
+            job_id,
+            task.name,
+        )
+    return GONE
 
 
 def _internal_error(task: Task, job_id: str, exc: Exception) -> str:

@@ -35,11 +35,15 @@ class WatchdogClock:
         interval_s: float,
         owner: str,
         beat: Callable[[], None] | None = None,
+        beat_s: float | None = None,
     ) -> None:
         self._client = client
         self._fire = fire
         self._beat = beat
         self._interval_s = interval_s
+        # Beats may come more often than sweeps: each beat also tries the lock, which still lets one sweep
+        # through per interval cluster-wide.
+        self._beat_s = min(interval_s, beat_s or interval_s)
         self._owner = owner
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="suture-watchdog", daemon=True)
@@ -63,7 +67,7 @@ class WatchdogClock:
 
     def _run(self) -> None:
         self._beat_once()
-        while not self._stop.wait(self._interval_s):
+        while not self._stop.wait(self._beat_s):
             self._beat_once()
             try:
                 self.tick()

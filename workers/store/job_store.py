@@ -23,6 +23,8 @@ Layout (``{p}`` is the key prefix, ``suture`` by default)::
     {p}:review:t:<tenant>   sorted set: the same, of one tenant ("" the operator's: no tenant given)
     {p}:review:indexed      string: the last delivery time of {p}:review indexed per tenant (``reads``)
     {p}:callbacks           sorted set: callbacks owed, "<id>|<tag>", by when they need attention (outbox.py)
+    {p}:last_accepted       string: the last job id a producer waited for replicas on (a write for WAIT)
+    {p}:gone:<id>           string: set once a worker warned that the job is gone (a Redis restarted empty)
     {p}:done:<id>           pub/sub channel: the status, published once when the result is stored
     {p}:waiting:...         new jobs waiting for the dispatcher, and its lease (``waiting.py``,
     ``JobStore.waiting``)
@@ -50,8 +52,9 @@ import redis
 from suture.config.network_settings import NetworkSettings
 from suture.config.settings import Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
-from suture.workers.errors import JobNotFound, NoBrokerConfigured
-from suture.workers.store.connection import Pool, least_pool_size, redis_client
+from suture.workers.errors import JobNotFound, NoBrokerConfigured, StoreUnavailable
+from suture.workers.store.connection import SENTINEL_SCHEME, Pool, Sentinels, least_pool_size, redis_client
+from suture.workers.store.durability import Durability, ReplicaAck
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 from suture.workers.store.notes import JobNotes
@@ -78,7 +81,14 @@ from suture.workers.store.watchlist import Watchlist
 class JobStore(JobReads):
     """Jobs in one Redis database: the reads of ``JobReads`` and the once-only writes (scripts)."""
 
-    def __init__(self, client: redis.Redis, *, ttl_s: float, prefix: str = "suture") -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        ttl_s: float,
+        prefix: str = "suture",
+        durability: Durability | None = None,
+    ) -> None:
         keys = Keys(prefix)
         super().__init__(client, keys)
         self._ttl = max(1, int(ttl_s))
@@ -101,6 +111,7 @@ class JobStore(JobReads):
         self._close_task = client.register_script(CLOSE_TASK)
         self._save_and_deliver = client.register_script(SAVE_AND_DELIVER)
         self._conclude_review = client.register_script(CONCLUDE_REVIEW)
+        self.replica_ack = ReplicaAck(client, durability or Durability())
 
     def create(
         self,
@@ -127,9 +138,26 @@ class JobStore(JobReads):
         keys = [self._job(job_id), idem, self._deadlines()]
         keys += [waiting.list_key, waiting.tenants_key] if waiting else [self._job(job_id)] * 2
         args += ["1", waiting.tenant] if waiting else ["0", ""]
-        found, created = self._call(self._create, keys, args)
+        found, created = self._create_acknowledged(job_id, keys, args)
         found_id, _, found_hash = str(found).partition(" ")
         return found_id, bool(created), found_hash if not created else request_sha256
+
+    def _create_acknowledged(self, job_id: str, keys: list[str], args: list[Any]) -> Any:
+        """Run the create script; with replicas to wait for, WAIT on the same connection (a pipeline)."""
+        wanted = guarded(self.replica_ack.wanted)
+        if not wanted:
+            return self._call(self._create, keys, args)
+        pipe = self._r.pipeline(transaction=False)
+        self._create(keys=keys, args=args, client=pipe)
+        # A write after it, so WAIT covers a job found by its idempotency key too (written earlier, maybe
+        # by a connection whose WAIT failed): replication is in order, and WAIT waits for this one.
+        pipe.set(self._keys.last_accepted(), job_id)
+        pipe.wait(wanted, self.replica_ack.durability.wait_timeout_ms)
+        (found, created), _, acked = guarded(pipe.execute)
+        shortfall = self.replica_ack.shortfall(str(found).partition(" ")[0], wanted, int(acked))
+        if shortfall is not None:  # not accepted: the primary may be on its way out with it
+            raise StoreUnavailable(shortfall)
+        return found, created
 
     def discard(self, job_id: str, idempotency_key: str | None = None) -> bool:
         """Remove a job no task has opened yet (its first message could not be sent), with its
@@ -286,9 +314,15 @@ def store_url(settings: Settings) -> str:
     """
     if settings.redis_url:
         return settings.redis_url
-    if settings.broker_url and settings.broker_url.startswith(("redis://", "rediss://")):
+    if settings.broker_url and settings.broker_url.startswith(("redis://", "rediss://", SENTINEL_SCHEME)):
         return settings.broker_url
     raise NoBrokerConfigured()
+
+
+def sentinels_of(settings: Settings) -> Sentinels:
+    """The ``sentinel.*`` settings a ``sentinel://`` URL is read with."""
+    password = settings.sentinel.password
+    return Sentinels(settings.sentinel.master_name, password.get_secret_value() if password else None)
 
 
 def get_store(settings: Settings) -> JobStore:
@@ -297,12 +331,17 @@ def get_store(settings: Settings) -> JobStore:
     pool = Pool(
         max(worker.redis_pool_size, least_pool_size()), worker.redis_pool_timeout_s, worker.redis_timeout_s
     )
-    return _store_for(store_url(settings), worker.store_ttl_s, pool, settings.network)
+    durability = Durability(settings.store.wait_replicas, settings.store.wait_timeout_ms)
+    return _store_for(
+        store_url(settings), worker.store_ttl_s, pool, settings.network, sentinels_of(settings), durability
+    )
 
 
 @cache
-def _store_for(url: str, ttl_s: float, pool: Pool, network: NetworkSettings) -> JobStore:
-    return JobStore(redis_client(url, pool, network), ttl_s=ttl_s)
+def _store_for(
+    url: str, ttl_s: float, pool: Pool, network: NetworkSettings, sentinels: Sentinels, durability: Durability
+) -> JobStore:
+    return JobStore(redis_client(url, pool, network, sentinels), ttl_s=ttl_s, durability=durability)
 
 
 def _dumps(value: Any) -> str:

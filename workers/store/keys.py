@@ -32,6 +32,12 @@ class Keys:
     def done(self, job_id: str) -> str:
         return f"{self.prefix}:done:{job_id}"
 
+    def last_accepted(self) -> str:
+        return f"{self.prefix}:last_accepted"
+
+    def gone(self, job_id: str) -> str:
+        return f"{self.prefix}:gone:{job_id}"
+
     def events(self, job_id: str) -> str:
         return f"{self.prefix}:events:{job_id}"
 
@@ -46,6 +52,9 @@ class Keys:
 
     def worker_slots(self) -> str:
         return f"{self.prefix}:workers:slots"
+
+    def workers_in_hand(self) -> str:
+        return f"{self.prefix}:workers:in_hand"
 
     def review(self) -> str:
         return f"{self.prefix}:review"

@@ -38,6 +38,14 @@ class JobNotes:
         pipe.expire(self._keys.flags(job_id), self._ttl)
         return bool(guarded(pipe.execute)[0])
 
+    def claim_gone_warning(self, job_id: str) -> bool:
+        """Take the one warning that job ``job_id`` is gone from the store; True only for the first caller.
+
+        A key of its own, not the job's flags: those went with the job, and must not seem to bring it back.
+        """
+        claimed = guarded(lambda: self._r.set(self._keys.gone(job_id), "1", nx=True, ex=self._ttl))
+        return bool(claimed)
+
     def add_late_attempt(self, job_id: str, attempt: dict[str, Any]) -> bool:
         """Append ``attempt`` (result-schema form) to the job's stored result, totals too, once.
 

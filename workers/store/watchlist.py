@@ -6,10 +6,16 @@ reads them to end jobs past their deadline and to re-send the next step of jobs 
 third, ``workers``, holds when each worker's watchdog clock last beat (at start, then every
 interval), so ``suture status`` can say that nothing consumes a queued job; beside it a hash,
 ``workers:slots``, holds how many model-call slots each worker has for bulk calls, so the
-dispatcher knows how many bulk jobs keep the live workers busy (``model_slots``).
+dispatcher knows how many bulk jobs keep the live workers busy (``model_slots``), and another,
+``workers:in_hand``, the jobs whose tasks each worker holds (running, prefetched, or waiting for a countdown),
+so the watchdog can tell a job with nothing in flight (its message lost) from one whose task runs long
+(``idle`` and ``in_hand``).
 """
 
 from __future__ import annotations
+
+import json
+from collections.abc import Iterable
 
 import redis
 
@@ -80,6 +86,39 @@ class Watchlist:
         args: list[str | float] = [now_s, stall_s, job_id, MAX_NUDGE_DOUBLINGS]
         return int(guarded(lambda: self._nudged(keys=keys, args=args)))
 
+    def idle(self, before_s: float, limit: int = 500) -> list[str]:
+        """Running jobs whose last task opened before ``before_s``, never nudged yet.
+
+        Not listed: a job no task ever opened (one waiting for the dispatcher is no lost message), and a
+        job already nudged (its next nudges back off from ``stall_s``: ``nudged``).
+        """
+        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
+        if not running:
+            return []
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zmscore(self._keys.progress(), running)
+        for job_id in running:
+            pipe.hget(self._keys.job(job_id), "nudges")
+        scores, *nudges = guarded(pipe.execute)
+        return [
+            job_id
+            for job_id, at, nudged in zip(running, scores, nudges, strict=True)
+            if at is not None and at < before_s and not int(nudged or 0)
+        ]
+
+    def in_hand(self, now_s: float, silent_s: float) -> set[str]:
+        """The jobs whose tasks the workers that beat within ``silent_s`` held at their last beat."""
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zrangebyscore(self._keys.workers(), now_s - silent_s, "+inf")
+        pipe.hgetall(self._keys.workers_in_hand())
+        live, held = guarded(pipe.execute)
+        live_owners = {as_text(owner) for owner in live}
+        by_owner = {as_text(owner): json.loads(as_text(jobs)) for owner, jobs in held.items()}
+        gone = [owner for owner in by_owner if owner not in live_owners]
+        if gone:  # a worker that comes back writes its jobs again at its next beat
+            guarded(lambda: self._r.hdel(self._keys.workers_in_hand(), *gone))
+        return {str(job_id) for owner, jobs in by_owner.items() if owner in live_owners for job_id in jobs}
+
     def stalled(self, before_s: float, limit: int = 500) -> list[str]:
         """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""
         running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
@@ -95,13 +134,14 @@ class Watchlist:
         last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
         return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
 
-    def beat(self, owner: str, now_s: float, model_slots: int = 0) -> None:
-        """Record that worker ``owner`` is alive now, with its slots for bulk model calls; workers silent
-        for a day are forgotten."""
+    def beat(self, owner: str, now_s: float, model_slots: int = 0, in_hand: Iterable[str] = ()) -> None:
+        """Record that worker ``owner`` is alive now, with its slots for bulk model calls and the jobs whose
+        tasks it holds; workers silent for a day are forgotten."""
         pipe = self._r.pipeline(transaction=False)
         pipe.zadd(self._keys.workers(), {owner: now_s})
         pipe.zremrangebyscore(self._keys.workers(), "-inf", now_s - PROGRESS_KEPT_S)
         pipe.hset(self._keys.worker_slots(), owner, max(0, int(model_slots)))
+        pipe.hset(self._keys.workers_in_hand(), owner, json.dumps(sorted(set(in_hand))))
         guarded(pipe.execute)
 
     def model_slots(self, now_s: float, silent_s: float) -> int:
