@@ -294,4 +294,4 @@ def queue_lengths_client(settings: Settings) -> Any:
     if not broker.startswith(("redis://", "rediss://", SENTINEL_SCHEME)):
         return None
     lengths = Pool(2, settings.worker.redis_pool_timeout_s, settings.network.broker_timeout_s)
-    return redis_client(broker, lengths, settings.network, sentinels_of(settings), decode=False)
+    return redis_client(broker, lengths, settings.network, sentinels=sentinels_of(settings), decode=False)

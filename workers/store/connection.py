@@ -110,8 +110,8 @@ def redis_client(
     url: str,
     pool: Pool,
     network: NetworkSettings | None = None,
-    sentinels: Sentinels | None = None,
     *,
+    sentinels: Sentinels | None = None,
     decode: bool = True,
 ) -> redis.Redis:
     """The process's client for ``url`` with ``pool``'s limits and ``network``'s socket options (the

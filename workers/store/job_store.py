@@ -341,7 +341,7 @@ def get_store(settings: Settings) -> JobStore:
 def _store_for(
     url: str, ttl_s: float, pool: Pool, network: NetworkSettings, sentinels: Sentinels, durability: Durability
 ) -> JobStore:
-    return JobStore(redis_client(url, pool, network, sentinels), ttl_s=ttl_s, durability=durability)
+    return JobStore(redis_client(url, pool, network, sentinels=sentinels), ttl_s=ttl_s, durability=durability)
 
 
 def _dumps(value: Any) -> str:

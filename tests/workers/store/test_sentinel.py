@@ -44,7 +44,7 @@ def test_a_sentinel_url_without_sentinels_is_refused(url: str) -> None:
 
 def test_a_sentinel_url_needs_the_primarys_name() -> None:
     with pytest.raises(SentinelUrlError, match=r"sentinel\.master_name"):
-        redis_client("sentinel://127.0.0.1:1", POOL, Sentinels(None))
+        redis_client("sentinel://127.0.0.1:1", POOL, sentinels=Sentinels(None))
     with pytest.raises(CeleryConfigError, match=r"sentinel\.master_name"):
         sentinel_options("sentinel://127.0.0.1:1", Settings())
 
@@ -59,7 +59,7 @@ def test_kombu_and_celery_get_the_primarys_name_and_the_sentinels_password() -> 
 
 
 def _store(group: SentinelGroup, durability: Durability) -> JobStore:
-    client = redis_client(group.url(), POOL, Sentinels(MASTER_NAME, SENTINEL_PASSWORD))
+    client = redis_client(group.url(), POOL, sentinels=Sentinels(MASTER_NAME, SENTINEL_PASSWORD))
     return JobStore(client, ttl_s=600, prefix=f"t{uuid.uuid4().hex}", durability=durability)
 
 
