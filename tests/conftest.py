@@ -41,7 +41,16 @@ def private_runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[No
 # directly or through another fixture, is an integration test. Marked here from what each test
 # uses, so the fast tier (`make test-fast`: not integration) cannot drift from the fixtures.
 PROCESS_FIXTURES = frozenset(
-    {"redis_url", "redis_factory", "celery_stack", "flower", "api_server", "require_rabbitmq"}
+    {
+        "redis_url",
+        "redis_factory",
+        "celery_stack",
+        "module_celery_stack",
+        "flower",
+        "api_server",
+        "module_api_server",
+        "require_rabbitmq",
+    }
 )
 
 

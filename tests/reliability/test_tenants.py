@@ -12,6 +12,7 @@ job of another key answers 404 to every read and action, the review pages includ
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -31,12 +32,21 @@ KEY = "order-17"
 KEY_A, KEY_B = "tenant-a-key-0123456789abcdef", "tenant-b-key-0123456789abcdef"
 
 
-@pytest.fixture
-def stack(celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]) -> CeleryStack:
-    """Redis and one worker on the perfect simulated model."""
-    stack = celery_stack(simulator("perfect"))
+@pytest.fixture(scope="module")
+def stack(
+    module_celery_stack: Callable[..., CeleryStack], module_simulator: Callable[..., str]
+) -> CeleryStack:
+    """Redis and one worker on the perfect simulated model, for every test of this module (each test
+    enqueues under an idempotency key of its own, ``key``)."""
+    stack = module_celery_stack(module_simulator("perfect"))
     stack.start_worker(concurrency=8)
     return stack
+
+
+@pytest.fixture
+def key() -> str:
+    """The idempotency key both tenants use in one test: another in each test, as the stack is shared."""
+    return f"{KEY}-{secrets.token_hex(4)}"
 
 
 def content(result: dict[str, Any]) -> str:
@@ -55,11 +65,11 @@ def whose(result: dict[str, Any]) -> set[str]:
 
 
 def test_two_tenants_with_one_key_get_two_jobs_each_its_own_request(
-    stack: CeleryStack, webhook_receiver: WebhookReceiver
+    stack: CeleryStack, key: str, webhook_receiver: WebhookReceiver
 ) -> None:
-    # Given tenant A's job under key order-17
+    # Given tenant A's job under a key (order-17-...)
     settings = stack.settings
-    job_a = enqueue("quiz", DOC_A, questions=3, idempotency_key=KEY, tenant="a", settings=settings)
+    job_a = enqueue("quiz", DOC_A, questions=3, idempotency_key=key, tenant="a", settings=settings)
     # When tenant B enqueues another document under the same key, with its own callback, policy and count
     job_b = enqueue(
         "quiz",
@@ -67,7 +77,7 @@ def test_two_tenants_with_one_key_get_two_jobs_each_its_own_request(
         questions=2,
         policy="full-only",
         callback=webhook_receiver.url,
-        idempotency_key=KEY,
+        idempotency_key=key,
         tenant="b",
         settings=settings,
     )
@@ -92,19 +102,21 @@ def test_two_tenants_with_one_key_get_two_jobs_each_its_own_request(
         questions=2,
         policy="full-only",
         callback=webhook_receiver.url,
-        idempotency_key=KEY,
+        idempotency_key=key,
         tenant="b",
         settings=settings,
     )
     assert again_b.id == job_b.id
     assert (
-        enqueue("quiz", DOC_A, questions=3, idempotency_key=KEY, tenant="a", settings=settings).id == job_a.id
+        enqueue("quiz", DOC_A, questions=3, idempotency_key=key, tenant="a", settings=settings).id == job_a.id
     )
 
 
-def test_one_key_with_another_request_is_a_conflict_naming_the_key_and_its_job(stack: CeleryStack) -> None:
+def test_one_key_with_another_request_is_a_conflict_naming_the_key_and_its_job(
+    stack: CeleryStack, key: str
+) -> None:
     # Given a tenant's job under a key
-    first = enqueue("quiz", DOC_A, questions=3, idempotency_key=KEY, tenant="a", settings=stack.settings)
+    first = enqueue("quiz", DOC_A, questions=3, idempotency_key=key, tenant="a", settings=stack.settings)
     # When the same tenant sends another request (another document, then another count) under it
     for text, questions in ((DOC_B, 3), (DOC_A, 2)):
         with pytest.raises(IdempotencyConflict) as raised:
@@ -112,13 +124,13 @@ def test_one_key_with_another_request_is_a_conflict_naming_the_key_and_its_job(s
                 "quiz",
                 text,
                 questions=questions,
-                idempotency_key=KEY,
+                idempotency_key=key,
                 tenant="a",
                 settings=stack.settings,
             )
         # Then the conflict names the key and the job it already names; no job is handed back
-        assert raised.value.key == KEY and raised.value.job_id == first.id
-        assert f"'{KEY}'" in str(raised.value) and first.id in str(raised.value)
+        assert raised.value.key == key and raised.value.job_id == first.id
+        assert f"'{key}'" in str(raised.value) and first.id in str(raised.value)
 
 
 def test_a_tenant_is_checked_and_the_python_reads_given_one_see_only_its_jobs(stack: CeleryStack) -> None:
@@ -135,12 +147,12 @@ def test_a_tenant_is_checked_and_the_python_reads_given_one_see_only_its_jobs(st
     assert get_job(job.id, stack.settings, tenant="a").id == get_job(job.id, stack.settings).id == job.id
 
 
-def test_the_cli_scopes_its_key_by_tenant(stack: CeleryStack) -> None:
+def test_the_cli_scopes_its_key_by_tenant(stack: CeleryStack, key: str) -> None:
     document = str(REPO / "examples" / "photosynthesis.md")
     ids = []
     for tenant in ("a", "b", "a"):
         done = stack.cli(
-            "enqueue", document, "--questions", "2", "--idempotency-key", KEY, "--tenant", tenant
+            "enqueue", document, "--questions", "2", "--idempotency-key", key, "--tenant", tenant
         )
         assert done.returncode == 0, done.stderr
         ids.append(done.stdout.strip())
@@ -148,10 +160,10 @@ def test_the_cli_scopes_its_key_by_tenant(stack: CeleryStack) -> None:
 
 
 def test_over_http_each_key_is_a_tenant_and_another_keys_job_is_a_404(
-    stack: CeleryStack, api_server: Callable[..., ApiServer], webhook_receiver: WebhookReceiver
+    stack: CeleryStack, key: str, api_server: Callable[..., ApiServer], webhook_receiver: WebhookReceiver
 ) -> None:
     server = api_server(stack, SUTURE_API__KEYS=json.dumps([KEY_A, KEY_B]))
-    headers = {"Idempotency-Key": KEY}
+    headers = {"Idempotency-Key": key}
     # Given A's soft-delivered-or-not job under key order-17
     body_a = {"input": DOC_A, "questions": 3}
     created_a = server.call("POST", "/v1/jobs", key=KEY_A, json=body_a, headers=headers)
@@ -187,7 +199,7 @@ def test_over_http_each_key_is_a_tenant_and_another_keys_job_is_a_404(
     assert view_a["status"] != "cancelled"
     # And A's other request under its own key is a 409 naming the key and A's job
     conflict = server.call("POST", "/v1/jobs", key=KEY_A, json=body_b, headers=headers)
-    assert conflict.status_code == 409 and KEY in conflict.text and job_a in conflict.text
+    assert conflict.status_code == 409 and key in conflict.text and job_a in conflict.text
 
 
 def test_the_review_pages_show_a_key_only_its_own_jobs(
