@@ -28,7 +28,7 @@ def server(
 ) -> Iterator[ApiServer]:
     """The API over a Redis of this module's own, small body limit, no workers (jobs stay queued).
 
-    One server for every test here (it starts in 1.5-3 s): each request they send is refused or only
+    One server for every test here (each took seconds to start): each request they send is refused or only
     reads, so none leaves a job or a key another test could see.
     """
     stack = module_celery_stack("http://127.0.0.1:9/v1")
