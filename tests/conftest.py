@@ -47,8 +47,10 @@ PROCESS_FIXTURES = frozenset(
         "redis_factory",
         "sentinel_group",
         "celery_stack",
+        "module_celery_stack",
         "flower",
         "api_server",
+        "module_api_server",
         "require_rabbitmq",
     }
 )

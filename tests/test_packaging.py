@@ -47,8 +47,25 @@ def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """suture installed with pip from its sdist (a wheel built from the sdist) into a fresh target folder."""
+def wheel(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip builds from the sdist (in an isolated build environment, as for a user): built once
+    for both installs below, which each built their own before."""
+    out = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--wheel-dir", str(out), str(sdist)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (built,) = out.glob("suture-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """suture installed with pip from the wheel built from its sdist, into a fresh target folder."""
     target = tmp_path_factory.mktemp("site-packages")
     done = subprocess.run(
         [
@@ -61,7 +78,7 @@ def installed(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
             "--no-compile",
             "--target",
             str(target),
-            str(sdist),
+            str(wheel),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -149,12 +166,13 @@ MAX_PRODUCER_PACKAGES = 20
 
 
 @pytest.fixture(scope="module")
-def producer_venv(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh virtualenv holding `pip install suture` with no extra, as a web app that only enqueues has."""
+def producer_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtualenv holding `pip install suture` with no extra (the wheel built from the sdist), as a
+    web app that only enqueues has."""
     venv = tmp_path_factory.mktemp("producer-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(sdist)],
+        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
         capture_output=True,
         text=True,
         timeout=600,

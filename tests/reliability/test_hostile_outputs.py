@@ -31,13 +31,21 @@ LESSON = (
 )
 
 
-@pytest.fixture
-def cluster(
-    celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str], tmp_path: Path
+@pytest.fixture(scope="module")
+def shared_stack(
+    module_celery_stack: Callable[..., CeleryStack], module_simulator: Callable[..., str]
 ) -> CeleryStack:
-    """A Redis, one worker, the simulator (perfect profile, no latency), and a folder with one lesson."""
-    stack = celery_stack(simulator("perfect", latency_scale=0.0))
+    """A Redis, one worker and the simulator (perfect profile, no latency) for every test here: each
+    batch has an --out folder and jobs of its own, and the one job a test tampers with is its own."""
+    stack = module_celery_stack(module_simulator("perfect", latency_scale=0.0))
     stack.start_worker(concurrency=8)
+    return stack
+
+
+@pytest.fixture
+def cluster(shared_stack: CeleryStack, tmp_path: Path) -> CeleryStack:
+    """The shared stack, and a folder with one lesson."""
+    stack = shared_stack
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "lesson.txt").write_text(LESSON, encoding="utf-8")  # paragraphs kept as they are
     return stack

@@ -23,12 +23,17 @@ PROBLEM = "application/problem+json"
 MISSING = "0123456789abcdef0123456789abcdef"
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def server(
-    celery_stack: Callable[..., CeleryStack], api_server: Callable[..., ApiServer]
+    module_celery_stack: Callable[..., CeleryStack], module_api_server: Callable[..., ApiServer]
 ) -> Iterator[ApiServer]:
-    """The API over a fresh Redis, small body limit, no workers (jobs stay queued)."""
-    yield api_server(celery_stack("http://127.0.0.1:9/v1"), SUTURE_API__MAX_BODY_BYTES="65536")
+    """The API over a Redis of this module's own, small body limit, no workers (jobs stay queued).
+
+    One server for every test here (each took seconds to start): each request they send is refused or only
+    reads, so none leaves a job or a key another test could see.
+    """
+    stack = module_celery_stack("http://127.0.0.1:9/v1")
+    yield module_api_server(stack, SUTURE_API__MAX_BODY_BYTES="65536")
 
 
 def problem(response: requests.Response, status: int, code: str) -> dict[str, object]:
