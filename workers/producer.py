@@ -4,7 +4,7 @@ Importing this module starts nothing. ``enqueue`` checks the job first (``suture
 a job no worker could run raises ``InvalidJob`` and nothing is stored), then stores its ``JobSpec``,
 its idempotency key and its place on the waiting list of its class and tenant in one Redis script:
 the dispatcher (``suture.workers.runtime.feeder``) sends its first attempt. Every error is a
-``ProducerError`` of the one hierarchy in ``suture.workers.errors`` (re-exported here).
+``ProducerError`` of the one hierarchy in ``suture.workers.errors``.
 
 With ``dispatch.enabled: false`` enqueue publishes the first attempt itself (ids only). When that
 publish fails, ``enqueue`` raises ``BrokerUnavailable`` and removes the job it stored, with its key,
@@ -30,22 +30,11 @@ from suture.config.settings import Settings, load_settings
 from suture.workers.admission import admit, job_deadline_s
 from suture.workers.errors import (
     BrokerUnavailable,
-    EnqueueOutcomeUnknown,
     IdempotencyConflict,
-    InputTooLarge,
     InvalidJob,
-    InvalidParams,
-    InvalidPolicy,
-    JobNotFound,
     JobTimeout,
     NotResumable,
-    OperatorJob,
-    ProducerError,
     StoreError,
-    StoreUnavailable,
-    UnknownContract,
-    UnknownPolicy,
-    UnusableInput,
 )
 from suture.workers.extras import requiring
 from suture.workers.idempotency import (
@@ -63,29 +52,8 @@ from suture.workers.store.job_store import FINAL_STATUSES, JobStore, get_store
 if TYPE_CHECKING:
     from suture.tasks.vocabulary import JobStatus
 
-__all__ = [
-    "BrokerUnavailable",
-    "EnqueueOutcomeUnknown",
-    "IdempotencyConflict",
-    "InputTooLarge",
-    "InvalidJob",
-    "InvalidParams",
-    "InvalidPolicy",
-    "JobHandle",
-    "JobNotFound",
-    "JobTimeout",
-    "NotResumable",
-    "OperatorJob",
-    "ProducerError",
-    "StoreUnavailable",
-    "UnknownContract",
-    "UnknownPolicy",
-    "UnusableInput",
-    "cancel",
-    "enqueue",
-    "get_job",
-    "resume",
-]
+# The producer's own names; its errors have one import path, ``suture.workers.errors`` (and ``suture``).
+__all__ = ["JobHandle", "cancel", "enqueue", "get_job", "resume"]
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from suture.workers.producer import InvalidJob, enqueue
+from suture.workers.errors import InvalidJob
+from suture.workers.producer import enqueue
 from tests.fixtures.api_server import ApiServer
 from tests.fixtures.workers import CeleryStack
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from suture.workers.producer import UnknownPolicy, enqueue
+from suture.workers.errors import UnknownPolicy
+from suture.workers.producer import enqueue
 from tests.fixtures.workers import REPO, CeleryStack
 
 pytestmark = pytest.mark.integration

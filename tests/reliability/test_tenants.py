@@ -27,7 +27,8 @@ import pytest
 
 from suture.config.service_settings import ApiKey
 from suture.workers.api.auth import ApiKeys
-from suture.workers.producer import IdempotencyConflict, InvalidJob, JobNotFound, cancel, enqueue, get_job
+from suture.workers.errors import IdempotencyConflict, InvalidJob, JobNotFound
+from suture.workers.producer import cancel, enqueue, get_job
 from suture.workers.store.job_store import get_store
 from tests.fixtures.api_server import ApiServer
 from tests.fixtures.scripted_model import document

@@ -19,8 +19,8 @@ import pytest
 import redis
 
 from suture.config.settings import Settings
-from suture.workers.errors import JobNotFound
-from suture.workers.producer import BrokerUnavailable, InvalidJob, JobTimeout, enqueue, get_job
+from suture.workers.errors import BrokerUnavailable, InvalidJob, JobNotFound, JobTimeout
+from suture.workers.producer import enqueue, get_job
 from suture.workers.runtime.app import CeleryConfigError, check_time_limits, configure
 from tests.fixtures.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.redis_server import RedisServer, free_port

@@ -19,13 +19,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
 from suture.workers.documents.errors import UnreadableDocument
-from suture.workers.errors import JobNotFound, StoreUnavailable
-from suture.workers.producer import (
+from suture.workers.errors import (
     BrokerUnavailable,
     IdempotencyConflict,
     InvalidJob,
+    JobNotFound,
     NotResumable,
     OperatorJob,
+    StoreUnavailable,
 )
 
 log = logging.getLogger(__name__)

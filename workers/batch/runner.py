@@ -55,9 +55,10 @@ from suture.workers.batch.records import (
     manifest_record,
 )
 from suture.workers.documents import InputIssue, Section
+from suture.workers.errors import ProducerError
 from suture.workers.local import shutdown
 from suture.workers.printable import shown
-from suture.workers.producer import JobHandle, ProducerError, enqueue, get_job
+from suture.workers.producer import JobHandle, enqueue, get_job
 from suture.workers.reports.batch_report import BatchReport
 from suture.workers.reports.progress import BatchProgress
 from suture.workers.review.jobs import record_view

@@ -170,7 +170,8 @@ def _run_inline(admitted: Admission, settings: Settings, simulated: bool) -> dic
 def _run_queued(
     args: argparse.Namespace, source: str, settings: Settings, farewell: _Farewell
 ) -> dict[str, Any]:
-    from suture.workers.producer import ProducerError, enqueue
+    from suture.workers.errors import ProducerError
+    from suture.workers.producer import enqueue
 
     with _broker(settings, farewell) as settings:
         try:

@@ -27,6 +27,7 @@ from suture.workers.cli.common import (
     refuse_symlink,
     teaching_params,
 )
+from suture.workers.errors import JobNotFound, JobTimeout, ProducerError
 
 COMMANDS = ("enqueue", "status", "result", "trace", "resume", "cancel")
 
@@ -122,10 +123,10 @@ def run(args: argparse.Namespace) -> int:
     settings = producer_settings(args)
     try:
         return _COMMANDS[args.job_command](args, settings, producer)
-    except producer.JobTimeout as exc:
+    except JobTimeout as exc:
         print(f"suture: {exc}", file=sys.stderr)
         return 1
-    except (ConfigError, CeleryConfigError, producer.ProducerError) as exc:
+    except (ConfigError, CeleryConfigError, ProducerError) as exc:
         raise UsageError(str(exc)) from None
 
 
@@ -195,7 +196,7 @@ def _result(args: argparse.Namespace, settings: Any, producer: Any) -> int:
     handle = producer.get_job(args.job, settings)
     try:
         _print_json(handle.result(timeout_s=args.timeout))
-    except producer.JobTimeout:
+    except JobTimeout:
         _warn_if_nothing_consumes(handle.status(), settings)
         raise
     return 0
@@ -215,7 +216,7 @@ def _resume(args: argparse.Namespace, settings: Any, producer: Any) -> int:
         return resume_from_out(args, settings)
     try:
         handle = producer.resume(args.job, args.feedback, targets=args.target, settings=settings)
-    except producer.JobNotFound:
+    except JobNotFound:
         raise UsageError(
             f"no such job: {args.job}; for a job of a batch, give its output folder: --out DIR"
         ) from None

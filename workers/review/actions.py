@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from suture.config.settings import Settings
+from suture.workers.errors import NotResumable
 from suture.workers.idempotency import check_actor
-from suture.workers.producer import NotResumable, publish
+from suture.workers.producer import publish
 from suture.workers.store.job_store import get_store
 from suture.workers.store.outbox import Pending
 from suture.workers.webhooks.sender import owe

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from suture.workers.producer import NotResumable, enqueue, resume
+from suture.workers.errors import NotResumable
+from suture.workers.producer import enqueue, resume
 from suture.workers.runtime.app import configure
 from tests.fixtures.scripted_model import document
 from tests.fixtures.workers import CeleryStack, WebhookReceiver, wait_for

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from suture.config.dispatch_settings import DispatchSettings
-from suture.workers.producer import InvalidJob, enqueue
+from suture.workers.errors import InvalidJob
+from suture.workers.producer import enqueue
 from suture.workers.runtime.app import configure
 from suture.workers.runtime.feeder import Feeder
 from suture.workers.store.job_store import JobStore, get_store
