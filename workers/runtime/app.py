@@ -206,7 +206,7 @@ def configure(settings: Settings) -> Celery:
         "queue_order_strategy": "suture.workers.runtime.queue_order:ClassFirstCycle",
     }
     broker, backend = broker_url(settings), backend_url(settings)
-    if broker.startswith(AMQP_SCHEMES):
+    if broker.startswith(AMQP_SCHEMES) and settings.network.amqp_confirm_publish:
         # Publisher confirms: a publish returns once RabbitMQ has the message, or raises; without them a
         # message the broker dropped (a node going down) was sent as far as the publisher knew.
         transport["confirm_publish"] = True

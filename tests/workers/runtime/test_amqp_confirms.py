@@ -1,4 +1,4 @@
-"""On an AMQP broker (the local RabbitMQ) suture publishes with publisher confirms, by default."""
+"""On an AMQP broker (the local RabbitMQ) suture publishes with publisher confirms when configured to."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ def rabbitmq(redis_url: str) -> Iterator[str]:
 
 
 def test_a_publish_to_rabbitmq_is_confirmed_by_the_broker(rabbitmq: str, redis_url: str) -> None:
-    # Given suture configured on RabbitMQ
-    configure(load_settings(overrides={"broker_url": rabbitmq, "redis_url": redis_url}))
+    # Given suture configured on RabbitMQ with publisher confirms
+    overrides = {"broker_url": rabbitmq, "redis_url": redis_url, "network": {"amqp_confirm_publish": True}}
+    configure(load_settings(overrides=overrides))
     assert app.conf.broker_transport_options["confirm_publish"] is True
     waiting_messages()  # the queues declared, as a worker would
     # When a task message is published
@@ -34,4 +35,9 @@ def test_a_publish_to_rabbitmq_is_confirmed_by_the_broker(rabbitmq: str, redis_u
 
 def test_a_redis_broker_gets_no_amqp_option(redis_url: str) -> None:
     configure(load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url}))
+    assert "confirm_publish" not in app.conf.broker_transport_options
+
+
+def test_rabbitmq_without_the_setting_publishes_without_confirms(rabbitmq: str, redis_url: str) -> None:
+    configure(load_settings(overrides={"broker_url": rabbitmq, "redis_url": redis_url}))
     assert "confirm_publish" not in app.conf.broker_transport_options
