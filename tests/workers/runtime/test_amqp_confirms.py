@@ -24,12 +24,12 @@ def test_a_publish_to_rabbitmq_is_confirmed_by_the_broker(rabbitmq: str, redis_u
     configure(load_settings(overrides=overrides))
     assert app.conf.broker_transport_options["confirm_publish"] is True
     waiting_messages()  # the queues declared, as a worker would
-    # When a task message is published
-    with app.producer_or_acquire() as producer:
-        app.send_task("suture.merge", args=["job", 1], producer=producer)
-        channel = producer.channel
+    # When a task message is published on a connection made from that configuration (a fresh one: a
+    # pooled connection opened by an earlier test of this process would carry that test's options)
+    with app.connection_for_write() as connection:
+        app.send_task("suture.merge", args=["job", 1], connection=connection)
         # Then the channel is in confirm mode, so the publish returned only once the broker had the message
-        assert channel._confirm_selected
+        assert connection.default_channel._confirm_selected
     assert waiting_messages(("suture.control",))["suture.control"] == 1
 
 
