@@ -2,42 +2,67 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
 
 from suture.config.settings import load_settings
-from suture.workers.runtime.app import app, configure, waiting_messages
+from suture.workers.runtime.app import app, configure
 from tests.fixtures.rabbitmq import purge_queues, require_rabbitmq
+from tests.fixtures.workers import REPO
+
+# Run in a fresh interpreter, as a worker or producer configures once: in this process, earlier tests
+# re-configure the Celery app many times, and after some of them (tests/workers/runtime/test_alerts.py)
+# the channel of a connection made afresh from the new configuration was not in confirm mode; why is
+# not yet understood (confirms are off by default: network.amqp_confirm_publish).
+PUBLISH = """
+import sys
+from suture.config.settings import load_settings
+from suture.workers.runtime.app import app, configure, waiting_messages
+overrides = {"broker_url": sys.argv[1], "redis_url": sys.argv[2], "network": {"amqp_confirm_publish": True}}
+configure(load_settings(overrides=overrides))
+waiting_messages()  # the queues declared, as a worker would
+with app.connection_for_write() as connection:
+    app.send_task("suture.merge", args=["job", 1], connection=connection)
+    print(connection.default_channel._confirm_selected)
+print(waiting_messages(("suture.control",))["suture.control"])
+"""
 
 
 @pytest.fixture
 def rabbitmq(redis_url: str) -> Iterator[str]:
     url = require_rabbitmq()
+    purge_queues(url)
     yield url
     purge_queues(url)
 
 
 def test_a_publish_to_rabbitmq_is_confirmed_by_the_broker(rabbitmq: str, redis_url: str) -> None:
-    # Given suture configured on RabbitMQ with publisher confirms
-    overrides = {"broker_url": rabbitmq, "redis_url": redis_url, "network": {"amqp_confirm_publish": True}}
-    configure(load_settings(overrides=overrides))
-    assert app.conf.broker_transport_options["confirm_publish"] is True
-    waiting_messages()  # the queues declared, as a worker would
-    # When a task message is published on a connection made from that configuration (a fresh one: a
-    # pooled connection opened by an earlier test of this process would carry that test's options)
-    with app.connection_for_write() as connection:
-        app.send_task("suture.merge", args=["job", 1], connection=connection)
-        # Then the channel is in confirm mode, so the publish returned only once the broker had the message
-        assert connection.default_channel._confirm_selected
-    assert waiting_messages(("suture.control",))["suture.control"] == 1
-
-
-def test_a_redis_broker_gets_no_amqp_option(redis_url: str) -> None:
-    configure(load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url}))
-    assert "confirm_publish" not in app.conf.broker_transport_options
+    # Given a process configured on RabbitMQ with publisher confirms
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SUTURE_")}
+    # When it publishes a task message
+    done = subprocess.run(
+        [sys.executable, "-c", PUBLISH, rabbitmq, redis_url],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    # Then its channel was in confirm mode (the publish returned only once the broker had the message),
+    # and the message is in the queue
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", "1"]
 
 
 def test_rabbitmq_without_the_setting_publishes_without_confirms(rabbitmq: str, redis_url: str) -> None:
     configure(load_settings(overrides={"broker_url": rabbitmq, "redis_url": redis_url}))
+    assert "confirm_publish" not in app.conf.broker_transport_options
+
+
+def test_a_redis_broker_gets_no_amqp_option(redis_url: str) -> None:
+    configure(load_settings(overrides={"broker_url": redis_url, "redis_url": redis_url}))
     assert "confirm_publish" not in app.conf.broker_transport_options
