@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from typing import Any
 
 import redis
 
@@ -92,14 +93,7 @@ class Watchlist:
         Not listed: a job no task ever opened (one waiting for the dispatcher is no lost message), and a
         job already nudged (its next nudges back off from ``stall_s``: ``nudged``).
         """
-        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
-        if not running:
-            return []
-        pipe = self._r.pipeline(transaction=False)
-        pipe.zmscore(self._keys.progress(), running)
-        for job_id in running:
-            pipe.hget(self._keys.job(job_id), "nudges")
-        scores, *nudges = guarded(pipe.execute)
+        running, scores, nudges = self._running_with("nudges", limit)
         return [
             job_id
             for job_id, at, nudged in zip(running, scores, nudges, strict=True)
@@ -121,16 +115,10 @@ class Watchlist:
 
     def stalled(self, before_s: float, limit: int = 500) -> list[str]:
         """Running jobs with no task opened since ``before_s`` (never opened: since they were created)."""
-        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
-        if not running:
-            return []
-        pipe = self._r.pipeline(transaction=False)
-        pipe.zmscore(self._keys.progress(), running)
-        for job_id in running:
-            pipe.hget(self._keys.job(job_id), "created_s")
         # Entries of long-finished jobs would only grow the set; a running job is touched every stall.
-        pipe.zremrangebyscore(self._keys.progress(), "-inf", before_s - PROGRESS_KEPT_S)
-        scores, *created, _ = guarded(pipe.execute)
+        running, scores, created = self._running_with(
+            "created_s", limit, trim_before_s=before_s - PROGRESS_KEPT_S
+        )
         last = [s if s is not None else float(c or 0) for s, c in zip(scores, created, strict=True)]
         return [job_id for job_id, at in zip(running, last, strict=True) if at < before_s]
 
@@ -166,3 +154,22 @@ class Watchlist:
         """When any worker last beat (epoch seconds), or None if none has in the last day."""
         latest = guarded(lambda: self._r.zrevrange(self._keys.workers(), 0, 0, withscores=True))
         return float(latest[0][1]) if latest else None
+
+    def _running_with(
+        self, field: str, limit: int, *, trim_before_s: float | None = None
+    ) -> tuple[list[str], list[Any], list[Any]]:
+        """Up to ``limit`` running jobs, the time their last task opened (None: never) and one field of each.
+
+        With ``trim_before_s``, progress entries older than it are dropped in the same round trip.
+        """
+        running = [str(i) for i in guarded(lambda: self._r.zrange(self._keys.deadlines(), 0, limit - 1))]
+        if not running:
+            return [], [], []
+        pipe = self._r.pipeline(transaction=False)
+        pipe.zmscore(self._keys.progress(), running)
+        for job_id in running:
+            pipe.hget(self._keys.job(job_id), field)
+        if trim_before_s is not None:
+            pipe.zremrangebyscore(self._keys.progress(), "-inf", trim_before_s)
+        replies = guarded(pipe.execute)
+        return running, replies[0], replies[1 : 1 + len(running)]
