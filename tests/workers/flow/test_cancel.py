@@ -29,8 +29,9 @@ def job_in_flight(
     scripted_model: Callable[..., Any],
     webhook_receiver: WebhookReceiver,
 ) -> tuple[Any, CeleryStack, JobHandle]:
-    """A slow model (2 s a call), a worker, and a job with a webhook whose first model call is in flight."""
-    model = scripted_model(questions=4, latency_s=2.0)
+    """A model holding its replies (until released, 4 s at most: within the client's 5 s timeout), a
+    worker, and a job with a webhook whose first model call is in flight."""
+    model = scripted_model(questions=4, held_s=4.0)
     stack = celery_stack(model.base_url)
     configure(stack.settings)
     stack.start_worker(concurrency=4)
@@ -48,6 +49,7 @@ def test_a_job_cancelled_during_its_model_call_stays_cancelled_and_calls_back_on
     model, stack, handle = job_in_flight(celery_stack, scripted_model, webhook_receiver)
     # When it is cancelled from the CLI with a reason
     done = stack.cli("cancel", handle.id, "--reason", "the course was withdrawn")
+    model.release()
     # Then the result is there at once: cancelled, with the reason, no output and no attempt yet
     assert (done.returncode, done.stdout) == (0, "cancelled\n"), done.stderr
     result = handle.result(timeout_s=1)
@@ -129,6 +131,7 @@ def test_a_job_cancelled_while_the_broker_is_unreachable_still_calls_back_once(
     cut_off = stack.settings.model_copy(update={"broker_url": f"redis://127.0.0.1:{free_port()}/0"})
     # When that producer cancels it
     assert cancel(handle.id, "no broker here", settings=cut_off) is True
+    model.release()
     # Then the cancel stands, and the watchdog sends its delivery: the webhook fires once
     assert handle.result(timeout_s=1)["status"] == "cancelled"
     wait_for(lambda: webhook_receiver.received == {handle.id: 1})
