@@ -15,13 +15,17 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import httpx2
-import openai
 
 from suture.config.settings import Settings
 from suture.workers.model.client import NO_KEY_PLACEHOLDER, SIMULATION_HEADER
+
+# The openai SDK is imported where a request is made (as in client.py), not with this module: a worker
+# that never submits a batch does not pay its second of import CPU.
+if TYPE_CHECKING:
+    import openai
 
 ROUND_KEY = "suture_round"
 ENDPOINT: Literal["/v1/chat/completions"] = "/v1/chat/completions"
@@ -129,6 +133,8 @@ class BatchClient:
         return str(self._guard("cancel", lambda: self._client().batches.cancel(batch_id)).status)
 
     def _guard(self, operation: str, call: Any) -> Any:
+        import openai
+
         try:
             return call()
         except openai.APIStatusError as exc:
@@ -138,6 +144,8 @@ class BatchClient:
             raise BatchApiError(operation, self._redact(f"{type(exc).__name__}: {exc}")) from None
 
     def _client(self) -> openai.OpenAI:
+        import openai
+
         with self._lock:
             if self._sdk is None:
                 settings = self._settings

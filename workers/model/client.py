@@ -29,10 +29,9 @@ import random
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
-import openai
 
 from suture.config.settings import Settings
 from suture.tasks.calls import ModelCall, ModelReply
@@ -40,6 +39,12 @@ from suture.tasks.reply_size import doubled_cap
 from suture.workers.model.failures import RateLimited, TransportFailure, classify_status
 from suture.workers.model.pricing import cost_usd
 from suture.workers.model.wire import Completion, read_completion, request_body, sized
+
+# The openai SDK is imported where a request is made, not with this module: importing it costs about a
+# second of CPU (openai 3.x loads every API type), which a worker, the API and the CLI would otherwise pay
+# at start even when they never call a model.
+if TYPE_CHECKING:
+    import openai
 
 log = logging.getLogger("suture.model_client")
 NO_KEY_PLACEHOLDER = "sk-none"  # OpenAI-compatible servers that need no key still get a header
@@ -171,6 +176,8 @@ class ModelClient:
     ) -> Completion:
         """One HTTP request, cut off at ``remaining_s`` of the call budget; failures raise
         ``TransportFailure``."""
+        import openai
+
         sdk = self._client()
         timeout_s = min(self._settings.client.timeout_s, remaining_s)
         if timeout_s <= 0:
@@ -205,6 +212,8 @@ class ModelClient:
             return self._sdk
 
     def _build_sdk(self) -> openai.OpenAI:
+        import openai
+
         settings = self._settings
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
         if key is None and settings.openai_base_url is None:

@@ -16,10 +16,12 @@ from __future__ import annotations
 import email.utils
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import httpx2
-import openai
+
+if TYPE_CHECKING:
+    import openai  # only for annotations: the caller that catches the error has imported it
 
 ErrorKind = Literal["auth", "bad_request", "unavailable", "not_found"]
 MAX_DETAIL_CHARS = 300

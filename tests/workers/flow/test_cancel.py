@@ -23,16 +23,31 @@ from tests.fixtures.workers import CeleryStack, WebhookReceiver, wait_for
 
 pytestmark = pytest.mark.integration
 
+HELD_CALL_LIMITS = {
+    "SUTURE_CLIENT__TIMEOUT_S": "30",
+    "SUTURE_CLIENT__CALL_BUDGET_S": "32",
+    "SUTURE_WORKER__SOFT_TIME_LIMIT_S": "34",
+    "SUTURE_WORKER__TIME_LIMIT_S": "36",
+    "SUTURE_WORKER__VISIBILITY_TIMEOUT_S": "40",
+    "SUTURE_WORKER__STALL_S": "60",
+    "SUTURE_WORKER__IDLE_STALL_S": "60",
+}
+
 
 def job_in_flight(
     celery_stack: Callable[..., CeleryStack],
     scripted_model: Callable[..., Any],
     webhook_receiver: WebhookReceiver,
 ) -> tuple[Any, CeleryStack, JobHandle]:
-    """A model holding its replies (until released, 4 s at most: within the client's 5 s timeout), a
-    worker, and a job with a webhook whose first model call is in flight."""
-    model = scripted_model(questions=4, held_s=4.0)
-    stack = celery_stack(model.base_url)
+    """A model holding its replies until released, a worker, and a job with a webhook whose first model
+    call is in flight.
+
+    The call waits for the test (25 s at most: a cancel from a CLI started on a loaded machine took over
+    4 s), so the time limits are widened to let it: a 30 s client timeout, the task limits above it and
+    stall detection past it, or the call would time out and be sent again.
+    """
+    model = scripted_model(questions=4, held_s=25.0)
+    stack = celery_stack(model.base_url, **HELD_CALL_LIMITS)
     configure(stack.settings)
     stack.start_worker(concurrency=4)
     handle = enqueue("quiz", document(4), questions=4, callback=webhook_receiver.url, settings=stack.settings)
