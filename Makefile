@@ -24,11 +24,14 @@ run: $(STAMP)
 # kept); the .pyc files go to __pycache__ folders, which git ignores.
 PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
-# Everything but the soak variants, in two runs: the tests that start no process on both cores, then
-# those that start Redis, workers or servers one at a time (their timings assume a machine to themselves).
+# Everything but the soak variants, on four processes, a file to each at a time (a module's shared Redis,
+# workers or server stay in one process). Four on two cores, because most integration tests wait on
+# workers, faults and deadlines rather than compute: the files that start processes go first
+# (tests/conftest.py) and the CPU-bound fast files fill their waits. Every test starts its own Redis,
+# workers and servers on free ports, network namespaces and RabbitMQ vhosts of its own process, so
+# none sees another's.
 test: $(STAMP) browser promtool clients
-	$(PYTEST) -n 2 --dist loadfile -m "not soak and not integration and not browser"
-	$(PYTEST) -m "not soak and (integration or browser)"
+	$(PYTEST) -n 4 --dist loadfile -m "not soak"
 
 # The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
 # the others `integration` from the fixtures they use).
