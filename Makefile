@@ -29,9 +29,11 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 # workers, faults and deadlines rather than compute: the files that start processes go first
 # (tests/conftest.py) and the CPU-bound fast files fill their waits. Every test starts its own Redis,
 # workers and servers on free ports, network namespaces and RabbitMQ vhosts of its own process, so
-# none sees another's.
+# none sees another's. With $$REDIS_URL (an external Redis, README) the stacks share that server's
+# databases 1-15, which one process hands out in turn: then the suite runs in one process.
+TEST_PROCESSES ?= $(if $(REDIS_URL),0,4)
 test: $(STAMP) browser promtool clients
-	$(PYTEST) -n 4 --dist loadfile -m "not soak"
+	$(PYTEST) -n $(TEST_PROCESSES) --dist loadfile -m "not soak"
 
 # The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
 # the others `integration` from the fixtures they use).
