@@ -17,6 +17,7 @@ from kombu.transport.native_delayed_delivery import (
 )
 
 from suture.config.settings import load_settings
+from suture.workers.errors import BrokerUnavailable
 from suture.workers.runtime.amqp_queues import QueueTypeMismatch, check_queue_types
 from suture.workers.runtime.app import (
     ALL_QUEUES,
@@ -26,7 +27,7 @@ from suture.workers.runtime.app import (
     configure,
     waiting_messages,
 )
-from suture.workers.runtime.publish import publish
+from suture.workers.runtime.publish import publish, publish_or_refuse
 from tests.fixtures.rabbitmq import rabbitmqctl, require_rabbitmq
 from tests.fixtures.workers import REPO
 
@@ -103,6 +104,19 @@ def test_the_check_names_every_classic_queue(rabbitmq: str, redis_url: str) -> N
         check_queue_types(app, ALL_QUEUES)
     with Connection(rabbitmq) as connection:  # the next test's queues are quorum ones again
         connection.default_channel.queue_delete(MODEL_QUEUE)
+
+
+def test_a_producer_facing_a_classic_queue_is_told_to_migrate(rabbitmq: str, redis_url: str) -> None:
+    # Given a broker still holding suture.control as a classic queue
+    with Connection(rabbitmq) as connection:
+        connection.default_channel.queue_delete(CONTROL_QUEUE)
+        Queue(CONTROL_QUEUE, routing_key=CONTROL_QUEUE).bind(connection.default_channel).declare()
+    settings = load_settings(overrides={"broker_url": rabbitmq, "redis_url": redis_url})
+    # When a producer publishes / Then it is refused as the broker refusing the message, naming the way out
+    with pytest.raises(BrokerUnavailable, match="suture migrate-queues"):
+        publish_or_refuse(settings, "suture.merge", "job", 1)
+    with Connection(rabbitmq) as connection:  # the next test's queues are quorum ones again
+        connection.default_channel.queue_delete(CONTROL_QUEUE)
 
 
 def test_a_countdown_waits_in_the_broker_on_quorum_queues(rabbitmq: str, redis_url: str) -> None:
