@@ -7,6 +7,8 @@ store, the broker, the result backend, the dispatcher and the API alike.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -32,11 +34,14 @@ class NetworkSettings(BaseModel):
     keepalive_probes: int = Field(3, ge=1)
     # An idle pooled Redis connection is PINGed before reuse when idle longer than this.
     health_check_interval_s: int = Field(10, ge=0)
-    # RabbitMQ publisher confirms: a publish returns once the broker has the message, or raises. Off by
-    # default for now: with them on, tests/reliability/test_priority.py's interactive job behind a bulk
-    # backlog on RabbitMQ saw 10-11 first attempts go before it, past its bound of 9 (2 of 4 runs), and
-    # why is not yet understood (a confirm costs 0.8 ms here).
-    amqp_confirm_publish: bool = False
+    # RabbitMQ publisher confirms: a publish returns once the broker has taken responsibility for the
+    # message (for a quorum queue: a majority of its replicas hold it), or raises; without them a message
+    # the broker dropped (a node going down) was sent as far as the publisher knew. About 1 ms a publish.
+    amqp_confirm_publish: bool = True
+    # The type of suture's task queues on RabbitMQ: "quorum" (replicated with Raft, durable, survive a
+    # node's loss; RabbitMQ 3.8+) or "classic" (a single node's). A broker already holding classic queues
+    # of the same names refuses quorum ones: ``suture migrate-queues`` moves them (docs/operations.md).
+    amqp_queue_type: Literal["quorum", "classic"] = "quorum"
 
     @property
     def dead_after_s(self) -> int:

@@ -17,6 +17,7 @@ pytest_plugins: list[str] = [
     "tests.fixtures.simulator",
     "tests.fixtures.receivers",  # before api_server, which imports its webhook secret
     "tests.fixtures.api_server",
+    "tests.fixtures.rabbitmq",
 ]
 
 

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "cancel": "suture.workers.cli.jobs_cmd",
     "stats": "suture.workers.cli.stats_cmd",
     "worker": "suture.workers.cli.worker_cmd",
+    "migrate-queues": "suture.workers.cli.migrate_queues_cmd",
     "serve": "suture.workers.cli.serve_cmd",
     "up": "suture.workers.cli.up_cmd",
     "batch": "suture.workers.cli.batch_cmd",

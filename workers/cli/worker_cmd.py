@@ -39,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     """Start the worker in this process; returns when it shuts down."""
     from suture.workers.cli.common import settings_from
     from suture.workers.errors import NoBrokerConfigured
+    from suture.workers.runtime.amqp_queues import QueueTypeMismatch, check_queue_types
     from suture.workers.runtime.app import CeleryConfigError, configure
 
     if args.metrics_port is not None and not 0 <= args.metrics_port <= 65535:
@@ -52,6 +53,11 @@ def run(args: argparse.Namespace) -> int:
         app = configure(resolve_for_worker(settings))  # configured, else the running `suture up`
     except (CeleryConfigError, NoBrokerConfigured) as exc:
         raise UsageError(str(exc)) from None
+    if app.conf.task_queues:  # RabbitMQ with quorum queues: classic ones of the same names are refused
+        try:
+            check_queue_types(app, args.queues.split(","))
+        except QueueTypeMismatch as exc:
+            raise UsageError(str(exc)) from None
     concurrency = args.concurrency or settings.worker.model_concurrency
     argv = ["worker", "-Q", args.queues, "-P", args.pool, "-c", str(concurrency), "-l", args.loglevel]
     if args.hostname:

@@ -25,6 +25,7 @@ from celery import Celery
 from suture.config.network_settings import NetworkSettings
 from suture.config.settings import Settings
 from suture.workers.errors import NoBrokerConfigured
+from suture.workers.runtime.amqp_queues import amqp_queues
 from suture.workers.runtime.queue_order import (
     BULK_AHEAD_QUEUE,
     BULK_MODEL_QUEUE,
@@ -206,7 +207,8 @@ def configure(settings: Settings) -> Celery:
         "queue_order_strategy": "suture.workers.runtime.queue_order:ClassFirstCycle",
     }
     broker, backend = broker_url(settings), backend_url(settings)
-    if broker.startswith(AMQP_SCHEMES) and settings.network.amqp_confirm_publish:
+    amqp = broker.startswith(AMQP_SCHEMES)
+    if amqp and settings.network.amqp_confirm_publish:
         # Publisher confirms: a publish returns once RabbitMQ has the message, or raises; without them a
         # message the broker dropped (a node going down) was sent as far as the publisher knew.
         transport["confirm_publish"] = True
@@ -220,6 +222,8 @@ def configure(settings: Settings) -> Celery:
         | sentinel_options(backend, settings),
         "task_soft_time_limit": settings.worker.soft_time_limit_s,
         "task_time_limit": settings.worker.time_limit_s,
+        # RabbitMQ: quorum queues on a topic exchange (native delayed delivery for countdowns), amqp_queues
+        "task_queues": amqp_queues(ALL_QUEUES, settings.network.amqp_queue_type) if amqp else None,
     } | connection_settings(settings.network)
     ClassFirstCycle.bulk_share = settings.dispatch.bulk_share
     if wanted != _configured:
@@ -286,4 +290,7 @@ def _drop_connections() -> None:
     app._pool = None
     if "amqp" in app.__dict__:
         app.amqp._producer_pool = None
+        for cached in ("queues", "default_queue", "router", "send_task_message"):  # hold task_queues
+            app.amqp.__dict__.pop(cached, None)
+        app.amqp._rtable = None
     app._local = threading.local()

@@ -24,7 +24,7 @@ from suture.workers.model.budgeted_caller import CallDeferred
 from suture.workers.runtime import metrics
 from suture.workers.runtime.app import app
 from suture.workers.runtime.publish import publish
-from suture.workers.runtime.queue_order import BULK_AHEAD_QUEUE
+from suture.workers.runtime.queue_order import BULK_AHEAD_QUEUE, routed_to
 
 log = logging.getLogger(__name__)
 DEFERRED = "deferred"
@@ -37,7 +37,7 @@ def defer(
     cap_s = countdown_cap_s(settings.worker.visibility_timeout_s, settings.worker.stall_s)
     wait_s = countdown_s(deferred.wait_s, cap_s, random.random())
     args, kwargs = list(task.request.args or ()), dict(task.request.kwargs or {})
-    ahead = (task.request.delivery_info or {}).get("routing_key") == BULK_AHEAD_QUEUE  # its lane, kept
+    ahead = routed_to(task.request.delivery_info) == BULK_AHEAD_QUEUE  # its lane, kept
     try:
         publish(app, task.name, *args, countdown=wait_s, ahead=ahead, **kwargs)
     except outages as exc:  # the broker is away: this very message comes back instead

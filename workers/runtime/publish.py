@@ -18,6 +18,7 @@ from kombu.exceptions import OperationalError
 from suture.config.redaction import redact, url_secrets
 from suture.config.settings import Settings
 from suture.workers.errors import BrokerUnavailable
+from suture.workers.runtime.amqp_queues import PRECONDITION_FAILED
 from suture.workers.runtime.app import broker_url, configure, queue_for
 
 # A producer's publish retries briefly (a broker failing over), then gives up: an enqueue must not
@@ -72,6 +73,12 @@ def publish_or_refuse(
     except (OperationalError, OSError, redis.exceptions.ConnectionError) as exc:
         reason = redact(f"{type(exc).__name__}: {_first_line(exc)}", url_secrets(broker_url(settings)))
         reason = reason.rstrip(".")
+        raise BrokerUnavailable(f"{reason}; {consequence}" if consequence else reason) from None
+    except Exception as exc:
+        if getattr(exc, "reply_code", None) != PRECONDITION_FAILED:
+            raise
+        # RabbitMQ still holds a classic queue of this name (an upgrade not yet migrated): nothing was sent
+        reason = f"RabbitMQ refused suture's queue ({_first_line(exc)[:160]}); run `suture migrate-queues`"
         raise BrokerUnavailable(f"{reason}; {consequence}" if consequence else reason) from None
 
 

@@ -23,6 +23,7 @@ rather than kombu's second (``kombu_patches``), so a bulk slot that frees meanwh
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from kombu.utils.scheduling import round_robin_cycle
@@ -34,7 +35,14 @@ BULK_AHEAD_QUEUE = "suture.model.bulk.ahead"  # bulk calls of a tenant running l
 BULK_MODEL_QUEUE = "suture.model.bulk"  # every other bulk call: taken last
 BULK_QUEUES = (BULK_AHEAD_QUEUE, BULK_MODEL_QUEUE)
 MODEL_QUEUES = (MODEL_QUEUE, *BULK_QUEUES)  # in the order a worker reads them
+# The 28 countdown bits RabbitMQ's native delayed delivery (quorum queues) puts before a routing key.
+DELAY_PREFIX = re.compile(r"^(?:[01]\.){28}")
 HELD_BACK_BRPOP_S = 0.05  # a BRPOP that lists no bulk queue (bulk holds its slots) waits this long at most
+
+
+def routed_to(delivery_info: dict[str, Any] | None) -> str:
+    """The queue a message was sent to by name: its routing key, less any countdown prefix (RabbitMQ)."""
+    return DELAY_PREFIX.sub("", str((delivery_info or {}).get("routing_key") or ""), count=1)
 
 
 def bulk_requests_held() -> int:
@@ -42,7 +50,7 @@ def bulk_requests_held() -> int:
     from celery.worker import state
 
     held = tuple(state.reserved_requests)  # a copy: tasks end (and leave the set) in other threads
-    return sum(1 for request in held if (request.delivery_info or {}).get("routing_key") in BULK_QUEUES)
+    return sum(1 for request in held if routed_to(request.delivery_info) in BULK_QUEUES)
 
 
 class ClassFirstCycle(round_robin_cycle):

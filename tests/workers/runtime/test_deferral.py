@@ -17,6 +17,7 @@ import pytest
 from suture.workers.producer import enqueue
 from suture.workers.runtime.app import configure
 from suture.workers.simulator.limits import RateLimit
+from tests.fixtures.rabbitmq import require_rabbitmq
 from tests.fixtures.workers import CeleryStack
 from tests.reliability.conftest import varied_document
 
@@ -73,12 +74,15 @@ def test_a_binding_token_limit_is_kept_without_a_429_and_every_job_ends_once(
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("broker", ["redis", "rabbitmq"])
 def test_a_call_waiting_for_its_budget_holds_no_worker_thread(
-    celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str]
+    celery_stack: Callable[..., CeleryStack], simulator: Callable[..., str], broker: str
 ) -> None:
-    # Given one worker thread, and nano limited to 6 requests a minute (one every 10 s) by suture
+    # Given one worker thread, and nano limited to 6 requests a minute (one every 10 s) by suture (the broker
+    # Redis, or RabbitMQ: quorum queues, where the countdown waits in the broker's delayed-delivery queues)
     url = simulator("perfect")
-    stack = celery_stack(url, SUTURE_LIMITS=_limits(**{NANO: {"rpm": 6}}))
+    amqp = {"broker_url": require_rabbitmq()} if broker == "rabbitmq" else {}
+    stack = celery_stack(url, SUTURE_LIMITS=_limits(**{NANO: {"rpm": 6}}), **amqp)
     configure(stack.settings)
     worker = stack.start_worker(concurrency=1)
     # And nano's budget spent by six jobs, so a seventh must wait about 10 s

@@ -10,7 +10,7 @@ from suture.workers.runtime.app import (
     BULK_MODEL_QUEUE,
     MODEL_QUEUE,
 )
-from suture.workers.runtime.queue_order import ClassFirstCycle
+from suture.workers.runtime.queue_order import ClassFirstCycle, routed_to
 
 
 def reads(cycle: ClassFirstCycle, served: list[str]) -> list[list[str]]:
@@ -101,3 +101,12 @@ def test_a_bulk_only_worker_or_one_without_a_limit_always_reads_bulk(monkeypatch
     ]
     monkeypatch.setattr(ClassFirstCycle, "bulk_slots", None)
     assert BULK_MODEL_QUEUE in ClassFirstCycle(list(ALL_QUEUES)).consume(len(ALL_QUEUES))
+
+
+def test_a_delayed_message_s_queue_is_its_routing_key_without_the_countdown_bits() -> None:
+    # RabbitMQ's native delayed delivery routes a countdown through keys of 28 bits, then the queue's key
+    from kombu.transport.native_delayed_delivery import calculate_routing_key
+
+    assert routed_to({"routing_key": calculate_routing_key(7, BULK_AHEAD_QUEUE)}) == BULK_AHEAD_QUEUE
+    assert routed_to({"routing_key": BULK_MODEL_QUEUE}) == BULK_MODEL_QUEUE
+    assert routed_to(None) == ""
