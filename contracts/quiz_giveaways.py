@@ -30,6 +30,7 @@ numbering rule applies to them. Pure functions; the thresholds are ``QuizRules``
 from __future__ import annotations
 
 import difflib
+import functools
 import math
 import re
 
@@ -143,13 +144,22 @@ def overlap(distractor: str, answer: str, similarity: float) -> str | None:
     rest_b = " ".join(w for w in b.split() if w not in shared)
     if not rest_a and not rest_b:
         return "nearly repeats"  # the same words in another order
-    if (
-        rest_a
-        and rest_b
-        and difflib.SequenceMatcher(None, rest_a, rest_b, autojunk=False).ratio() >= similarity
-    ):
+    if rest_a and rest_b and _similar(rest_a, rest_b, similarity):
         return "nearly repeats"
     return None
+
+
+def _similar(a: str, b: str, similarity: float) -> bool:
+    """True if difflib's ratio of ``a`` and ``b`` reaches ``similarity``.
+
+    Its two cheap upper bounds (from the lengths, then from the characters shared) rule most pairs
+    out before the ratio itself is computed, as ``difflib.get_close_matches`` does: a simulated
+    model checks every term of a document against each answer.
+    """
+    if 2.0 * min(len(a), len(b)) / (len(a) + len(b)) < similarity:  # real_quick_ratio()
+        return False
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return matcher.quick_ratio() >= similarity and matcher.ratio() >= similarity
 
 
 def _numbering(at: str, q: Question, rules: QuizRules) -> list[Failure]:
@@ -205,12 +215,13 @@ def opening(stem: str, words: int) -> tuple[str, ...]:
 
 def contains_words(text: str, phrase: str) -> bool:
     """True if ``phrase`` occurs in ``text`` as whole words (case and spacing folded)."""
-    folded = _fold(phrase)
-    if len(folded) < MIN_ANSWER_CHARS:
+    folded, within = _fold(phrase), _fold(text)
+    if len(folded) < MIN_ANSWER_CHARS or folded not in within:  # no occurrence at all: no whole-word one
         return False
-    return re.search(rf"(?<![^\W_]){re.escape(folded)}(?![^\W_])", _fold(text)) is not None
+    return re.search(rf"(?<![^\W_]){re.escape(folded)}(?![^\W_])", within) is not None
 
 
+@functools.lru_cache(maxsize=4096)  # the same options and terms are folded again and again
 def _fold(text: str) -> str:
     return " ".join(text.split()).casefold().strip(" .,;:!?")
 

@@ -189,7 +189,8 @@ def keyed_webhook() -> Iterator[KeyedWebhook]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     hook.url = f"http://127.0.0.1:{server.server_address[1]}/hook"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() returns at serve_forever's next poll: 0.5 s by default, at every teardown.
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     yield hook
     server.shutdown()

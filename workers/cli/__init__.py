@@ -169,10 +169,14 @@ def _bare_flags_valued(given: list[str]) -> list[str]:
 
 
 def _simulator_settings_errors() -> tuple[type[Exception], ...]:
-    """Unusable simulator settings, raised by any command that starts the simulator (imported late)."""
-    from suture.workers.simulator.errors import FaultRatesError, UnknownProfileError
+    """Unusable simulator settings, raised by any command that starts the simulator.
 
-    return (FaultRatesError, UnknownProfileError)
+    Only a command that imported the simulator can have raised them: for any other (an argparse
+    error's SystemExit, say, reaches this clause too) the simulator and its HTTP server are not
+    imported just to find out, which cost every such command half a second.
+    """
+    errors = sys.modules.get("suture.workers.simulator.errors")
+    return (errors.FaultRatesError, errors.UnknownProfileError) if errors is not None else ()
 
 
 if __name__ == "__main__":  # pragma: no cover

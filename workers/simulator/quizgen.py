@@ -34,6 +34,8 @@ from suture.workers.simulator.stems import opening_plan, single_stem, with_habit
 
 DEFAULT_QUESTIONS = 15
 _QUESTION_ITEM = re.compile(r"^/questions/(\d+)(/options)?$")
+_TITLE_HEAD_CHARS = 4096
+_LINE_BREAK = re.compile(r"\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]")  # where str.splitlines splits
 
 
 def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: random.Random) -> dict[str, Any]:
@@ -77,12 +79,36 @@ def write_quiz(prompt: Prompt, traits: ModelTraits, profile: Profile, rng: rando
 
 
 def _title_words(text: str) -> str:
-    """The document's first line as plain words (no Markdown marks), its first 8 words at most."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    words = re.sub(r"[#*_`>\[\]]+", " ", first).split()
+    """The document's first line as plain words (no Markdown marks), its first 8 words at most.
+
+    The line is read in the document's first few KB when its first 10 words are there (the first 9
+    are then whole: enough to know the 8 and whether more follow), a huge document is not scanned.
+    """
+    words = _plain_words(_first_line(text[:_TITLE_HEAD_CHARS]))
+    if len(words) < 10 and len(text) > _TITLE_HEAD_CHARS:
+        words = _plain_words(_first_line(text))
     if not words:
         return "the document"
     return " ".join(words[:8]) + ("\u2026" if len(words) > 8 else "")
+
+
+def _plain_words(line: str) -> list[str]:
+    return re.sub(r"[#*_`>\[\]]+", " ", line).split()
+
+
+def _first_line(text: str) -> str:
+    """The first line of ``text`` that is not blank, as ``str.splitlines`` splits lines ("" if none).
+
+    Lines are found one at a time, not all split first.
+    """
+    start = 0
+    for end in _LINE_BREAK.finditer(text):
+        line = text[start : end.start()]
+        if line.strip():
+            return line
+        start = end.end()
+    rest = text[start:]
+    return rest if rest.strip() else ""
 
 
 def write_question(
