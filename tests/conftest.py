@@ -46,6 +46,7 @@ PROCESS_FIXTURES = frozenset(
     {
         "redis_url",
         "redis_factory",
+        "password_redis",
         "sentinel_group",
         "celery_stack",
         "module_celery_stack",

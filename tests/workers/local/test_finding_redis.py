@@ -37,6 +37,8 @@ def test_without_any_redis_the_reason_names_what_was_tried(monkeypatch: pytest.M
         find_redis(None)
 
 
+# It starts Redis and workers through a pytest of its own, which no fixture here shows: marked by hand.
+@pytest.mark.integration
 def test_without_redis_server_on_path_the_redis_tests_run_and_none_skips(tmp_path: Path) -> None:
     # Given a machine with no redis-server on PATH and no REDIS_URL (only the venv's python is reachable)
     env = {
