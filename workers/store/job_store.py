@@ -52,7 +52,7 @@ import redis
 from suture.config.network_settings import NetworkSettings
 from suture.config.settings import Settings
 from suture.tasks.vocabulary import FINAL_STATUSES as FINAL_STATUSES
-from suture.workers.errors import JobNotFound, NoBrokerConfigured
+from suture.workers.errors import JobNotFound, NoBrokerConfigured, StoreUnavailable
 from suture.workers.store.connection import SENTINEL_SCHEME, Pool, Sentinels, least_pool_size, redis_client
 from suture.workers.store.durability import Durability, ReplicaAck
 from suture.workers.store.errors import guarded
@@ -232,10 +232,19 @@ class JobStore(JobReads):
     def put_slice(
         self, job_id: str, n: int, pointer: str, reply: dict[str, Any], expected: int
     ) -> SliceOutcome:
-        """Store one slice reply of surgical attempt ``n`` once; claim the merge when all are in."""
+        """Store one slice reply of surgical attempt ``n`` once; claim the merge when all are in.
+
+        An empty ``reply``: the caller found it stored already (counts only); StoreUnavailable if it is not
+        there (the task's opening read a primary a failover then replaced), so the task re-runs and pays for
+        it rather than store an empty reply (measured: 34 internal errors, merges reading an empty reply).
+        """
         keys = [self._slices(job_id, n), self._flags(job_id)]
-        args = [pointer, _dumps(reply), expected, n, self._ttl]
+        args = [pointer, _dumps(reply) if reply else "", expected, n, self._ttl]
         added, count, claimed = self._acked(self._put_slice, keys, args, f"job {job_id}'s slice")
+        if int(added) == -1:  # no reply given: the task's opening saw it stored, on another primary?
+            raise StoreUnavailable(
+                f"job {job_id}'s slice {pointer} of attempt {n} is not stored (a failover?)"
+            )
         return SliceOutcome(stored=bool(added), count=int(count), merge_claimed=bool(claimed))
 
     def deliver(self, job_id: str, result: dict[str, Any]) -> bool:
