@@ -143,11 +143,14 @@ def _results(handles: list[JobHandle], within_s: float) -> tuple[list[dict[str, 
 
 
 def _traced_calls(result: dict[str, Any]) -> int:
-    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model)."""
-    return sum(
-        len(a.get("slices") or []) if a.get("mode") == "surgical" else int(a.get("mode") == "full")
-        for a in result["attempts"]
-    )
+    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model), and
+    the retries each attempt records (a transport retry, a reply cut off by its cap sent again)."""
+    calls = 0
+    for attempt in result["attempts"]:
+        mode = attempt.get("mode")
+        calls += 1 if mode == "full" else len(attempt.get("slices") or []) if mode == "surgical" else 0
+        calls += int(attempt.get("transport_retries") or 0) + int(attempt.get("cap_retries") or 0)
+    return calls
 
 
 @pytest.mark.timeout(420)
