@@ -25,9 +25,11 @@ and a ``JobHandle`` raise (exported by ``suture``). Importing it loads no Redis,
      └── StoreError                                  the job store (``suture.workers.store``)
           ├── JobNotFound(job_id)                    unknown or expired job
           └── StoreUnavailable(reason)               Redis cannot be reached (URL password never shown)
-               └── EnqueueOutcomeUnknown(job_id, idempotency_key, reason)
-                                                     enqueue's write timed out and its read-back could not
-                                                     say whether the job exists: retry with the same key
+               ├── EnqueueOutcomeUnknown(job_id, idempotency_key, reason)
+               │                                     enqueue's write timed out and its read-back could not
+               │                                     say whether the job exists: retry with the same key
+               └── NotReplicated(reason)             a write no replica acknowledged in time (a failover?):
+                                                     it may be thrown away; never read back as done
 
 Every ``str()`` is one line naming the bad value (and the known ones where there is a list), so the
 CLI prints it as is (exit 2) and an HTTP API can answer ``InvalidJob`` with 422 and ``JobNotFound``
@@ -52,6 +54,7 @@ __all__ = [
     "InvalidPolicy",
     "JobNotFound",
     "JobTimeout",
+    "NotReplicated",
     "NotResumable",
     "OperatorJob",
     "ProducerError",
@@ -203,6 +206,12 @@ class StoreUnavailable(StoreError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"job store (Redis) unavailable: {reason}")
         self.reason = reason
+
+
+class NotReplicated(StoreUnavailable):
+    """A write fewer replicas acknowledged than ``store.wait_replicas`` asks (``WAIT``) within
+    ``store.wait_timeout_ms``: its primary may be on its way out (a failover), and the write with it.
+    Reading it back from that primary proves nothing; retry the write (with an enqueue's idempotency key)."""
 
 
 class EnqueueOutcomeUnknown(StoreUnavailable):

@@ -23,6 +23,7 @@ from suture.workers.errors import (
     EnqueueOutcomeUnknown,
     InvalidJob,
     JobNotFound,
+    NotReplicated,
     OperatorJob,
     StoreUnavailable,
 )
@@ -90,7 +91,10 @@ def created_or_read_back(
     except StoreUnavailable as exc:
         failure = exc
     try:
-        found = store.job_for_key(stored_key) if stored_key else None
+        # A write no replica acknowledged is on a primary that may be on its way out (a failover): finding
+        # it there proves nothing (measured: an accepted job lost when it was read back as created).
+        replicated = not isinstance(failure, NotReplicated)
+        found = store.job_for_key(stored_key) if stored_key and replicated else None
     except StoreUnavailable:
         found = None
     if found is None:

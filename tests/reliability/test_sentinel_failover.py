@@ -28,6 +28,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from suture.workers.errors import JobNotFound, JobTimeout
 from suture.workers.producer import JobHandle, enqueue
 from suture.workers.runtime.app import configure
 from tests.fixtures.sentinel import SentinelGroup
@@ -126,19 +127,38 @@ class Producer:
                 time.sleep(0.2)
 
 
+def _results(handles: list[JobHandle], within_s: float) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The jobs' results, waiting ``within_s`` in all; the ids of those still without one, and of those the
+    store does not know (lost)."""
+    deadline = time.monotonic() + within_s
+    results, unfinished, lost = [], [], []
+    for handle in handles:
+        try:
+            results.append(handle.result(timeout_s=max(1.0, deadline - time.monotonic())))
+        except JobTimeout:
+            unfinished.append(handle.id)
+        except JobNotFound:
+            lost.append(handle.id)
+    return results, unfinished, lost
+
+
 def _traced_calls(result: dict[str, Any]) -> int:
-    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model)."""
-    return sum(
-        len(a.get("slices") or []) if a.get("mode") == "surgical" else int(a.get("mode") == "full")
-        for a in result["attempts"]
-    )
+    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model), and
+    the retries each attempt records (a transport retry, a reply cut off by its cap sent again)."""
+    calls = 0
+    for attempt in result["attempts"]:
+        mode = attempt.get("mode")
+        calls += 1 if mode == "full" else len(attempt.get("slices") or []) if mode == "surgical" else 0
+        calls += int(attempt.get("transport_retries") or 0) + int(attempt.get("cap_retries") or 0)
+    return calls
 
 
 @pytest.mark.timeout(420)
-# "sentinel-failover" (SENTINEL FAILOVER: the old primary keeps taking the workers' writes until the
-# sentinels demote it, and they are thrown away) is not asserted: measured in docs/reliability.md, some jobs
-# are then delivered twice with different results.
-@pytest.mark.parametrize("how", ["sigkill"])
+# "failover" is SENTINEL FAILOVER: the old primary keeps answering the workers' pooled connections for about
+# ten seconds after its replica was promoted, until the sentinels demote it, and its resync throws those
+# writes away. Nothing it says is taken as stored unless a replica acknowledged it (``store.wait_replicas``
+# on every write an outside effect follows), so no result or webhook goes out on its word.
+@pytest.mark.parametrize("how", ["sigkill", "failover"])
 def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
     how: str,
     sentinel_group: Callable[[], SentinelGroup],
@@ -170,28 +190,27 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
     group.wait_for_replica(old)
     assert producer.thread is not None
     producer.thread.join(timeout=180)
-    results = [h.result(timeout_s=240) for h in producer.accepted]
+    results, unfinished, lost = _results(producer.accepted, within_s=240)
     # Then every accepted job ended, once
     assert len(producer.accepted) == JOBS
     statuses = Counter(r["status"] for r in results)
     assert set(statuses) <= {"delivered", "soft_delivered"}, statuses
     assert not {r["job_id"]: p for r in results if (p := trace_problems(r))}
-    job_ids = {h.id for h in producer.accepted}
+    job_ids = {r["job_id"] for r in results}
     wait_until(lambda: set(receiver.digests()) >= job_ids, 60, "a webhook for every job")
     twice = {job_id: n for job_id, digests in receiver.digests().items() if (n := len(digests)) > 1}
-    assert not twice, f"jobs delivered with two different results: {twice}"
-    # ...no worker exited (never on ReadOnlyError), and work resumed within 30 s of the kill
     dead = {w.name: (w.process.returncode, w.log()[-1500:]) for w in workers if w.process.poll() is not None}
-    assert not dead, f"workers exited with the failover: {dead}"
     logs = "".join(w.log() for w in workers)
     resumed_at = receiver.first_after(promoted_at)
     assert resumed_at is not None
     stats = httpx2.get(f"{model_url}/_stats", timeout=10).json()
     figures = {
         "accepted": len(producer.accepted),
-        "lost": 0,
+        "lost": len(lost),
+        "without a result after 240 s": len(unfinished),
         "delivered twice": len(twice),
         "statuses": dict(statuses),
+        "workers that exited": len(dead),
         "replica promoted after (s)": round(promoted_at - killed_at, 1),
         "first delivery after the fault (s)": round(resumed_at - killed_at, 1),
         "enqueue errors retried": dict(producer.errors),
@@ -199,9 +218,16 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
         "ReadOnlyError lines in worker logs": logs.count("ReadOnlyError"),
         "internal errors": logs.count("internal error in"),
         "watchdog nudges": logs.count("re-sent its next step"),
+        "writes refused for want of a replica": logs.count("not acknowledged by a replica"),
         "model calls at the simulator": stats["requests"],
         "model calls in traces": sum(_traced_calls(r) for r in results),
     }
     print(f"\nsentinel failover ({how}):", json.dumps(figures))
+    assert not lost, f"{len(lost)} accepted jobs lost: {lost[:5]}"
+    seen = [line for line in logs.splitlines() if unfinished and unfinished[0] in line][-20:]
+    assert not unfinished, f"{len(unfinished)} jobs without a result after 240 s: {unfinished[:5]}; {seen}"
+    assert not twice, f"jobs delivered with two different results: {twice}"
+    # ...no worker exited (never on ReadOnlyError), and work resumed within 30 s of the fault
+    assert not dead, f"workers exited with the failover: {dead}"
     assert resumed_at - killed_at < 30, figures
     assert "internal error in" not in logs, figures

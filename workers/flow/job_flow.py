@@ -17,9 +17,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Protocol
 
 from suture.config.settings import Settings
 from suture.tasks import engine
@@ -28,9 +28,11 @@ from suture.tasks.causes import GiveUpCause
 from suture.tasks.dispatch_order import PriorityClass
 from suture.tasks.job import Finish, JobState, RunFix, RunFull, RunSurgical
 from suture.tasks.vocabulary import FlowOutcome, StepOutcome
+from suture.workers.errors import StoreError
 from suture.workers.flow import late
 from suture.workers.flow.delivery import ALREADY_ENDED, Delivery
 from suture.workers.flow.executions import Execution, Executions
+from suture.workers.flow.kept_replies import KeptReplies
 from suture.workers.flow.observer import SILENT, Observer, Progress
 from suture.workers.flow.planner import Action, Planner, describe
 from suture.workers.store.job_store import JobRecord, JobStore
@@ -84,6 +86,8 @@ class Flow:
     # Asked each time: the model client learns it talks to a simulator from its first reply.
     simulated: Callable[[], bool] = lambda: False
     observer: Observer = SILENT
+    # Replies paid for whose write failed, for the step's re-run (``suture.workers.flow.kept_replies``).
+    kept: KeptReplies = field(default_factory=KeptReplies)
 
     @cached_property
     def planner(self) -> Planner:
@@ -122,9 +126,12 @@ class Flow:
         self.observer.running(
             Progress.of(state, action.step_index, n, f"attempt {n}: full, {action.call.model}")
         )
-        reply = self.caller(action.call)
-        new_state = engine.apply_full(state, action, reply)
-        return self._save_and_advance(record, n, new_state)
+        reply = self.kept.take(run.job_id, run.task_key, action.call) or self.caller(action.call)
+        try:
+            return self._save_and_advance(record, n, engine.apply_full(state, action, reply))
+        except StoreError:  # not stored: the re-run uses this reply rather than pay for another
+            self.kept.keep(run.job_id, run.task_key, action.call, reply)
+            raise
 
     # -- suture.surgical_slice --------------------------------------------------------------
     def surgical_slice(self, job_id: str, n: int, pointer: str, token: str | None = None) -> StepOutcome:
@@ -141,14 +148,21 @@ class Flow:
         action = self.planner.surgical_action(record, n)
         if action is None or pointer not in action.calls:
             return FlowOutcome.STALE
-        reply: dict[str, Any] | None = None
+        reply: ModelReply | None = None
+        call = action.calls[pointer]
         if not opening.slice_stored:
             if self._poisoned(run, opening.unfinished):
                 return FlowOutcome.POISONED
             doing = f"attempt {n}: slice {pointer} of {len(action.calls)}, {action.model}"
             self.observer.running(Progress(job_id, action.step_index, n, len(action.calls), doing))
-            reply = self.caller(action.calls[pointer]).model_dump(mode="json")
-        outcome = self.store.put_slice(job_id, n, pointer, reply or {}, expected=len(action.calls))
+            reply = self.kept.take(job_id, run.task_key, call) or self.caller(call)
+        stored = reply.model_dump(mode="json") if reply is not None else {}
+        try:
+            outcome = self.store.put_slice(job_id, n, pointer, stored, expected=len(action.calls))
+        except StoreError:  # not stored: the re-run uses this reply rather than pay for another
+            if reply is not None:
+                self.kept.keep(job_id, run.task_key, call, reply)
+            raise
         complete = outcome.count >= len(action.calls)
         # A redelivered slice whose reply was already in re-sends the merge: the worker that
         # claimed it may have died before publishing, and the merge itself applies only once.

@@ -94,7 +94,8 @@ class JobStore(JobReads):
         self._ttl = max(1, int(ttl_s))
         self.watchlist = Watchlist(client, keys)
         self.notes = JobNotes(client, keys, self._ttl)
-        self.outbox = Outbox(client, keys, ttl_s=self._ttl)
+        self.replica_ack = ReplicaAck(client, durability or Durability())
+        self.outbox = Outbox(client, keys, ttl_s=self._ttl, replica_ack=self.replica_ack)
         self.waiting = WaitingJobs(client, keys)
         # Key names, bound once: each script call reads as the layout it touches.
         self._job, self._flags, self._slices = keys.job, keys.flags, keys.slices
@@ -111,7 +112,6 @@ class JobStore(JobReads):
         self._close_task = client.register_script(CLOSE_TASK)
         self._save_and_deliver = client.register_script(SAVE_AND_DELIVER)
         self._conclude_review = client.register_script(CONCLUDE_REVIEW)
-        self.replica_ack = ReplicaAck(client, durability or Durability())
 
     def create(
         self,
@@ -154,9 +154,8 @@ class JobStore(JobReads):
         pipe.set(self._keys.last_accepted(), job_id)
         pipe.wait(wanted, self.replica_ack.durability.wait_timeout_ms)
         (found, created), _, acked = guarded(pipe.execute)
-        shortfall = self.replica_ack.shortfall(str(found).partition(" ")[0], wanted, int(acked))
-        if shortfall is not None:  # not accepted: the primary may be on its way out with it
-            raise StoreUnavailable(shortfall)
+        # Not accepted below it: the primary may be on its way out with the job; retry with the same key.
+        self.replica_ack.check(f"job {str(found).partition(' ')[0]}", wanted, int(acked))
         return found, created
 
     def discard(self, job_id: str, idempotency_key: str | None = None) -> bool:
@@ -212,7 +211,7 @@ class JobStore(JobReads):
         """
         args = [expected_version, expected_version + 1, _dumps(state)]
         args += [action[0], _dumps(action[1])] if action else ["", ""]
-        outcome = int(self._call(self._save, [self._job(job_id)], args))
+        outcome = int(self._acked(self._save, [self._job(job_id)], args, f"job {job_id}'s attempt"))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome == 1
@@ -225,7 +224,7 @@ class JobStore(JobReads):
         keys = [self._job(job_id), self._deadlines(), self._done(job_id), self._review()]
         args = [expected_version, expected_version + 1, _dumps(state), _dumps(result), result["status"]]
         args += [job_id, self._ttl, time.time(), self._keys.review_tenants()]
-        outcome = int(self._call(self._save_and_deliver, keys, args))
+        outcome = int(self._acked(self._save_and_deliver, keys, args, f"job {job_id}'s result"))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome == 1
@@ -233,11 +232,19 @@ class JobStore(JobReads):
     def put_slice(
         self, job_id: str, n: int, pointer: str, reply: dict[str, Any], expected: int
     ) -> SliceOutcome:
-        """Store one slice reply of surgical attempt ``n`` once; claim the merge when all are in."""
+        """Store one slice reply of surgical attempt ``n`` once; claim the merge when all are in.
+
+        An empty ``reply``: the caller found it stored already (counts only); StoreUnavailable if it is not
+        there (the task's opening read a primary a failover then replaced), so the task re-runs and pays for
+        it rather than store an empty reply (measured: 34 internal errors, merges reading an empty reply).
+        """
         keys = [self._slices(job_id, n), self._flags(job_id)]
-        added, count, claimed = self._call(
-            self._put_slice, keys, [pointer, _dumps(reply), expected, n, self._ttl]
-        )
+        args = [pointer, _dumps(reply) if reply else "", expected, n, self._ttl]
+        added, count, claimed = self._acked(self._put_slice, keys, args, f"job {job_id}'s slice")
+        if int(added) == -1:  # no reply given: the task's opening saw it stored, on another primary?
+            raise StoreUnavailable(
+                f"job {job_id}'s slice {pointer} of attempt {n} is not stored (a failover?)"
+            )
         return SliceOutcome(stored=bool(added), count=int(count), merge_claimed=bool(claimed))
 
     def deliver(self, job_id: str, result: dict[str, Any]) -> bool:
@@ -259,7 +266,7 @@ class JobStore(JobReads):
         args = [_dumps(result), result["status"], job_id, self._ttl, version, due, time.time()]
         args.append(self._keys.review_tenants())
         keys = [self._job(job_id), self._deadlines(), self._done(job_id), self._review()]
-        outcome = int(self._call(self._deliver, keys, args))
+        outcome = int(self._acked(self._deliver, keys, args, f"job {job_id}'s result"))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome
@@ -269,7 +276,7 @@ class JobStore(JobReads):
         cancelled); False if the job is not soft-delivered (any more) or has moved to another round."""
         keys = [self._job(job_id), self._done(job_id), self._review()]
         args = [_dumps(result), job_round, self._ttl, job_id, result["status"], self._keys.review_tenants()]
-        outcome = int(self._call(self._conclude_review, keys, args))
+        outcome = int(self._acked(self._conclude_review, keys, args, f"job {job_id}'s reviewed result"))
         if outcome == -1:
             raise JobNotFound(job_id)
         return outcome == 1
@@ -277,7 +284,7 @@ class JobStore(JobReads):
     def lease(self, job_id: str, flag: str, owner: str, lease_s: float) -> bool:
         """Hold a re-takable once-flag: True unless it is done or another owner's lease still runs."""
         args = [flag, owner, time.time(), lease_s, self._ttl]
-        return bool(self._call(self._lease, [self._flags(job_id)], args))
+        return bool(self._acked(self._lease, [self._flags(job_id)], args, f"job {job_id}'s {flag}"))
 
     def mark_done(self, job_id: str, flag: str) -> None:
         """Mark a leased flag done for good (no later lease is granted)."""
@@ -304,6 +311,11 @@ class JobStore(JobReads):
     @staticmethod
     def _call(script: Any, keys: list[str], args: list[Any]) -> Any:
         return guarded(lambda: script(keys=keys, args=args))
+
+    def _acked(self, script: Any, keys: list[str], args: list[Any], what: str) -> Any:
+        """A write an outside effect follows: acknowledged by the replicas asked for, else StoreUnavailable
+        (``suture.workers.store.durability``)."""
+        return self.replica_ack.call(script, keys, args, what)
 
 
 def store_url(settings: Settings) -> str:

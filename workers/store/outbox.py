@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import redis
 
+from suture.workers.store.durability import Durability, ReplicaAck
 from suture.workers.store.errors import guarded
 from suture.workers.store.keys import Keys
 
@@ -130,8 +131,13 @@ class Pending:
 class Outbox:
     """The callbacks owed, in one Redis database under the key names of ``keys``."""
 
-    def __init__(self, client: redis.Redis, keys: Keys, *, ttl_s: int) -> None:
+    def __init__(
+        self, client: redis.Redis, keys: Keys, *, ttl_s: int, replica_ack: ReplicaAck | None = None
+    ) -> None:
         self._r = client
+        # The callback owed and its claim are acknowledged by a replica before the POST follows them
+        # (``suture.workers.store.durability``): no webhook goes out on the word of a primary on its way out.
+        self._replica_ack = replica_ack or ReplicaAck(client, Durability())
         self._keys = keys
         self._ttl = ttl_s
         self._add = client.register_script(ADD)
@@ -146,11 +152,12 @@ class Outbox:
         cannot know whether its first publish went out; a second message finds it claimed).
         """
         args = [item.field, item.member, pickup_until_s, self._ttl]
-        return int(self._call(self._add, item, args))
+        return int(self._acked(self._add, item, args, f"job {item.job_id}'s callback"))
 
     def claim(self, item: Pending, now_s: float, lease_until_s: float) -> int | None:
         """Start delivering: the attempts made so far, or None if it is done or held by another."""
-        attempts = int(self._call(self._claim, item, [item.field, item.member, now_s, lease_until_s]))
+        args = [item.field, item.member, now_s, lease_until_s]
+        attempts = int(self._acked(self._claim, item, args, f"job {item.job_id}'s callback claim"))
         return attempts if attempts >= 0 else None
 
     def sent(self, item: Pending, last: LastAttempt) -> None:
@@ -201,6 +208,10 @@ class Outbox:
     def _call(self, script: Any, item: Pending, args: list[Any]) -> Any:
         keys = [self._keys.flags(item.job_id), self._keys.callbacks()]
         return guarded(lambda: script(keys=keys, args=args))
+
+    def _acked(self, script: Any, item: Pending, args: list[Any], what: str) -> Any:
+        keys = [self._keys.flags(item.job_id), self._keys.callbacks()]
+        return self._replica_ack.call(script, keys, args, what)
 
 
 def delivery_of(flags: dict[str, str]) -> dict[str, Any] | None:

@@ -46,7 +46,13 @@ return 1
 """
 
 PUT_SLICE = """
-local added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+local added
+if ARGV[2] == '' then
+  if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return {-1, 0, 0} end
+  added = 0
+else
+  added = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+end
 redis.call('EXPIRE', KEYS[1], ARGV[5])
 local count = redis.call('HLEN', KEYS[1])
 local claimed = 0

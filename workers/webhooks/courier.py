@@ -17,6 +17,7 @@ import os
 import threading
 from concurrent.futures import Future
 
+from suture.workers.errors import StoreUnavailable
 from suture.workers.store.outbox import Pending
 from suture.workers.webhooks.sender import Sender
 
@@ -46,6 +47,9 @@ class Courier:
             async with self._slots:
                 try:
                     outcome = await self._sender.send(item)
+                except StoreUnavailable as exc:  # Redis away, or a failover: the watchdog publishes it again
+                    log.warning("job %s: callback %s waits for the store: %s", item.job_id, item.tag, exc)
+                    return "error"
                 except Exception:  # the lease runs out and the watchdog publishes it again
                     log.exception("job %s: callback %s: delivery error", item.job_id, item.tag)
                     return "error"

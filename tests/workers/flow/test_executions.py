@@ -14,6 +14,7 @@ import redis
 
 from suture.tasks.calls import ModelCall, ModelReply
 from suture.workers.errors import StoreUnavailable
+from suture.workers.flow.kept_replies import KeptReplies
 from tests.fixtures.inline_flow import ScriptedCaller, drain, inline_flow, new_job
 from tests.fixtures.redis_server import RedisServer
 
@@ -42,6 +43,8 @@ def test_in_process_reruns_through_redis_outages_count_as_one_execution(
     flow, dispatcher = inline_flow(
         redis.Redis.from_url(server.url, decode_responses=True), caller, max_redeliveries=0
     )
+    # Each re-run must call the model (the call is what kills Redis here): no reply kept for the re-run
+    flow.kept = KeptReplies(limit=0)
     job_id = new_job(flow)
     # When one execution (one token) re-runs the step after each outage, as the task does in-process
     outcomes: list[str] = []

@@ -63,6 +63,18 @@ def test_an_attempt_applies_once_however_many_deliveries_race(store: JobStore, c
     assert record.state == {"by": applied.index(True)}
 
 
+def test_a_slice_counted_as_stored_but_absent_is_never_stored_empty(store: JobStore) -> None:
+    # Given a slice the task's opening saw stored (on a primary a failover then replaced), absent here
+    job_id = new_job(store)
+    store.put_slice(job_id, 2, "/q/0", {"text": "r0"}, expected=2)
+    # When it is counted without a reply / Then it fails as an outage (the task re-runs), storing nothing
+    with pytest.raises(StoreUnavailable):
+        store.put_slice(job_id, 2, "/q/1", {}, expected=2)
+    assert set(store.slices(job_id, 2)) == {"/q/0"}
+    # ...and a reply already there is counted as before
+    assert store.put_slice(job_id, 2, "/q/0", {}, expected=2).stored is False
+
+
 @pytest.mark.parametrize("order", [["/q/0", "/q/1", "/q/2"], ["/q/2", "/q/0", "/q/0", "/q/1", "/q/1"]])
 def test_slices_are_stored_once_and_the_merge_claimed_once(store: JobStore, order: list[str]) -> None:
     # Given surgical attempt 2 with 3 targets / When slices arrive (some redelivered) / Then one claim
