@@ -36,6 +36,16 @@ def guarded(fn: Callable[[], Any]) -> Any:
         raise StoreUnavailable(_first_line(exc)) from None
     except redis.exceptions.AuthenticationError as exc:  # pragma: no cover - subclass of ConnectionError
         raise StoreUnavailable(_first_line(exc)) from None
+    except OSError as exc:  # a socket failing under redis-py's own handling (EBADF, ...)
+        raise StoreUnavailable(type(exc).__name__ + ": " + _first_line(exc)) from None
+    except ValueError as exc:
+        # In a Sentinel failover redis-py closes a pool's connections while another thread checks one out:
+        # that thread's read then fails on the closed socket as Python's ValueError, not a ConnectionError
+        # (seen in the graceful-failover test: an internal error where an outage was due). Only that
+        # message is an outage; any other ValueError is a bug and stays one.
+        if not str(exc).startswith("I/O operation on closed"):
+            raise
+        raise StoreUnavailable("connection closed while in use: " + _first_line(exc)) from None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -173,17 +173,22 @@ def test_batch_api_on_the_embedded_stack_survives_a_stop_and_a_rerun_one_batch_p
     assert not (out / "store").exists()
 
 
+def _written_to_store(out: Path, marker: bytes) -> bool:
+    """True once the embedded stack's Redis has appended ``marker`` to its AOF (in ``--out``/store)."""
+    return any(marker in path.read_bytes() for path in (out / "store").rglob("*.aof") if path.is_file())
+
+
 def test_with_nothing_configured_the_embedded_simulator_keeps_its_batches_for_the_rerun(
     tmp_path: Path,
 ) -> None:
     # Given `suture batch --batch-api` with nothing configured at all: its own Redis and its own simulator,
-    # whose batches take 6 s
+    # whose batches take 15 s
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SUTURE_", "OPENAI_", "REDIS_"))}
     env.pop("XDG_RUNTIME_DIR", None)
     env |= {
         "HOME": str(tmp_path),
         "SUTURE_SIMULATOR__LATENCY_SCALE": "0",
-        "SUTURE_SIMULATOR__BATCH_API__DELAY_S": "6",
+        "SUTURE_SIMULATOR__BATCH_API__DELAY_S": "15",
         "SUTURE_WORKER__WATCHDOG_INTERVAL_S": "0.5",
         "SUTURE_BATCH_API__COLLECT_S": "1",
         "SUTURE_BATCH_API__POLL_S": "0.5",
@@ -196,7 +201,11 @@ def test_with_nothing_configured_the_embedded_simulator_keeps_its_batches_for_th
     while not (out / "jobs.jsonl").is_file() or not (out / "jobs.jsonl").read_text().strip():
         assert time.monotonic() < deadline and process.poll() is None, "nothing enqueued"
         time.sleep(0.2)
-    time.sleep(3.5)  # the first round is claimed within a second and submitted: its batch runs for 6 s
+    # The first round is claimed and submitted: its batch runs for 15 s. A fixed wait raced the submission on
+    # a loaded machine, so wait for the round marked submitted in the embedded Redis's append-only file.
+    while not _written_to_store(out, b"submitted"):
+        assert time.monotonic() < deadline and process.poll() is None, "no batch submitted"
+        time.sleep(0.1)
 
     # When it is stopped with Ctrl-C while that batch runs, and the same command runs again
     process.send_signal(signal.SIGINT)
