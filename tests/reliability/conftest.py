@@ -82,6 +82,17 @@ def delivery_counter() -> Iterator[Callable[[str], DeliveryCounter]]:
         client.close()
 
 
+def traced_calls(result: dict[str, Any]) -> int:
+    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model), and
+    the retries each attempt records (a transport retry, a reply cut off by its cap sent again)."""
+    calls = 0
+    for attempt in result["attempts"]:
+        mode = attempt.get("mode")
+        calls += 1 if mode == "full" else len(attempt.get("slices") or []) if mode == "surgical" else 0
+        calls += int(attempt.get("transport_retries") or 0) + int(attempt.get("cap_retries") or 0)
+    return calls
+
+
 def trace_problems(result: dict[str, Any]) -> list[str]:
     """Why a job's trace is not one clean record per attempt (empty when it is)."""
     problems = []

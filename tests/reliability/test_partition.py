@@ -33,7 +33,13 @@ from suture.workers.store.job_store import get_store
 from tests.fixtures.netns import PartitionHosts, silent_partition_hosts
 from tests.fixtures.redis_server import free_port, redis_server_binary
 from tests.fixtures.workers import CeleryStack
-from tests.reliability.conftest import DeliveryCounter, trace_problems, varied_document, wait_until
+from tests.reliability.conftest import (
+    DeliveryCounter,
+    trace_problems,
+    traced_calls,
+    varied_document,
+    wait_until,
+)
 from tests.reliability.soak_report import write_section
 
 pytestmark = pytest.mark.integration
@@ -81,16 +87,6 @@ def _answers(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.exceptions.RedisError:
         return False
-
-
-def _trace_calls(result: dict[str, Any]) -> int:
-    """Model calls a job's trace records: one per full attempt, one per surgical slice, and retries."""
-    calls = 0
-    for attempt in result["attempts"]:
-        mode = attempt.get("mode")
-        calls += 1 if mode == "full" else len(attempt.get("slices") or []) if mode == "surgical" else 0
-        calls += int(attempt.get("transport_retries") or 0) + int(attempt.get("cap_retries") or 0)
-    return calls
 
 
 @pytest.mark.parametrize(
@@ -172,7 +168,7 @@ def _run(
     statuses = Counter(r["status"] for r in final.values())
     bad_traces = {j: p for j, r in final.items() if (p := trace_problems(r))}
     stats = simulator.server.stats.snapshot()
-    traced_calls = sum(_trace_calls(r) for r in final.values())
+    calls_in_traces = sum(traced_calls(r) for r in final.values())
     dead = {w.name: (w.process.returncode, w.log()[-1500:]) for w in workers if w.process.poll() is not None}
     figures = {
         "jobs accepted / delivered": f"{JOBS} / {len(final)}",
@@ -183,8 +179,8 @@ def _run(
         "work resumed after the link returned (s)": f"{resumed_s:.1f}",
         "last job delivered after the link returned (s)": f"{finished_s:.1f}",
         "statuses": dict(statuses),
-        "model calls at the simulator / in traces": f"{stats['requests']} / {traced_calls}",
-        "model calls paid that no trace records": int(str(stats["requests"])) - traced_calls,
+        "model calls at the simulator / in traces": f"{stats['requests']} / {calls_in_traces}",
+        "model calls paid that no trace records": int(str(stats["requests"])) - calls_in_traces,
         "workers that exited": len(dead),
         "wall time (s)": f"{elapsed_s:.1f}",
     }

@@ -33,7 +33,7 @@ from suture.workers.producer import JobHandle, enqueue
 from suture.workers.runtime.app import configure
 from tests.fixtures.sentinel import SentinelGroup
 from tests.fixtures.workers import CeleryStack
-from tests.reliability.conftest import trace_problems, varied_document, wait_until
+from tests.reliability.conftest import trace_problems, traced_calls, varied_document, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -142,17 +142,6 @@ def _results(handles: list[JobHandle], within_s: float) -> tuple[list[dict[str, 
     return results, unfinished, lost
 
 
-def _traced_calls(result: dict[str, Any]) -> int:
-    """Model calls a job's trace records: one per full attempt, one per slice (a fix calls no model), and
-    the retries each attempt records (a transport retry, a reply cut off by its cap sent again)."""
-    calls = 0
-    for attempt in result["attempts"]:
-        mode = attempt.get("mode")
-        calls += 1 if mode == "full" else len(attempt.get("slices") or []) if mode == "surgical" else 0
-        calls += int(attempt.get("transport_retries") or 0) + int(attempt.get("cap_retries") or 0)
-    return calls
-
-
 @pytest.mark.timeout(420)
 # "failover" is SENTINEL FAILOVER: the old primary keeps answering the workers' pooled connections for about
 # ten seconds after its replica was promoted, until the sentinels demote it, and its resync throws those
@@ -220,7 +209,7 @@ def test_a_sentinel_failover_mid_batch_loses_no_accepted_job(
         "watchdog nudges": logs.count("re-sent its next step"),
         "writes refused for want of a replica": logs.count("not acknowledged by a replica"),
         "model calls at the simulator": stats["requests"],
-        "model calls in traces": sum(_traced_calls(r) for r in results),
+        "model calls in traces": sum(traced_calls(r) for r in results),
     }
     print(f"\nsentinel failover ({how}):", json.dumps(figures))
     assert not lost, f"{len(lost)} accepted jobs lost: {lost[:5]}"
