@@ -7,7 +7,7 @@ BENCH_STAMP := $(VENV)/.installed-bench
 # The exact versions every install here uses (pyproject.toml keeps the ranges); `make constraints` renews it.
 CONSTRAINTS := requirements/constraints.txt
 
-.PHONY: run test test-fast check format bench soak clean browser promtool clients constraints
+.PHONY: run test test-fast durations check format bench soak clean browser promtool clients constraints
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -26,19 +26,24 @@ PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest
 
 # Everything but the soak variants, on four processes, a file to each at a time (a module's shared Redis,
 # workers or server stay in one process). Four on two cores, because most integration tests wait on
-# workers, faults and deadlines rather than compute: the files that start processes go first
-# (tests/conftest.py) and the CPU-bound fast files fill their waits. Every test starts its own Redis,
+# workers, faults and deadlines rather than compute: the longest files go first (tests/schedule.py,
+# from tests/file_durations.json; --no-loadscope-reorder keeps pytest-xdist from re-sorting them by
+# their number of tests) and the CPU-bound fast files fill the waits. Every test starts its own Redis,
 # workers and servers on free ports, network namespaces and RabbitMQ vhosts of its own process, so
 # none sees another's. With $$REDIS_URL (an external Redis, README) the stacks share that server's
 # databases 1-15, which one process hands out in turn: then the suite runs in one process.
 TEST_PROCESSES ?= $(if $(REDIS_URL),0,4)
 test: $(STAMP) browser promtool clients
-	$(PYTEST) -n $(TEST_PROCESSES) --dist loadfile -m "not soak"
+	$(PYTEST) -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder -m "not soak"
+
+# Re-measure the seconds each test file takes (the order above): the whole suite, as `make test` runs it.
+durations: $(STAMP) browser promtool clients
+	$(PYTEST) -n $(TEST_PROCESSES) --dist loadfile --no-loadscope-reorder -m "not soak" --store-file-durations
 
 # The inner loop: every test that starts no Redis, worker or server process (tests/conftest.py marks
 # the others `integration` from the fixtures they use).
 test-fast: $(STAMP)
-	$(PYTEST) -n 2 --dist loadfile -m "not soak and not integration and not browser"
+	$(PYTEST) -n 2 --dist loadfile --no-loadscope-reorder -m "not soak and not integration and not browser"
 
 # The review pages are tested in Debian's Chromium (Playwright drives it; no browser is downloaded).
 CHROMIUM ?= /usr/bin/chromium

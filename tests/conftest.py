@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 pytest_plugins: list[str] = [
+    "tests.schedule",
     "tests.fixtures.sentry_endpoint",
     "tests.fixtures.redis_server",
     "tests.fixtures.sentinel",
@@ -59,15 +60,8 @@ PROCESS_FIXTURES = frozenset(
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test that uses a process-starting fixture as ``integration``; run their files first.
-
-    `make test` runs the whole suite on four processes, a file to a process: the integration files
-    mostly wait (on workers, faults, deadlines) and some take close to a minute, so starting them first
-    lets the fast files fill the waits instead of leaving one long file running alone at the end. The
-    order within each group is the collection order, and a file's tests stay together.
-    """
+    """Mark every test that uses a process-starting fixture as ``integration`` (before tests/schedule.py
+    orders the files, which places a file it has no figure for by that marker)."""
     for item in items:
         if PROCESS_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.integration)
-    slow_files = {item.path for item in items if item.get_closest_marker("integration")}
-    items.sort(key=lambda item: item.path not in slow_files)

