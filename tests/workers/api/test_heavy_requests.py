@@ -77,10 +77,14 @@ def test_the_800k_key_body_is_refused_small_and_fast_while_another_tenant_is_ser
     assert answers and all(a.status_code == 422 for a in answers)
     assert all(len(a.content) < 4096 for a in answers)
     assert max(a.elapsed.total_seconds() for a in answers) < 2.0
-    # ...and the other tenant's median stays within 100 ms of its time alone, its p99 under 200 ms
+    # ...and the other tenant's median stays within 100 ms of its time alone, and its p99 within 200 ms
+    # of its p99 alone (the baseline measured in the same run: on an idle machine alone is ~10 ms, so
+    # this is the 200 ms it was; when the suite's other processes load the machine, the bomb is still
+    # allowed only 200 ms more than the load already costs)
     p99 = statistics.quantiles(during, n=100)[98]
+    p99_alone = statistics.quantiles(alone, n=100)[98]
     assert statistics.median(during) < statistics.median(alone) + 100, (alone, during)
-    assert p99 < 200, during
+    assert p99 < p99_alone + 200, (p99_alone, during)
 
 
 def test_many_invalid_fields_list_the_first_20_and_say_how_many(server: ApiServer) -> None:

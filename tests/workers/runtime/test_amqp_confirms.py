@@ -23,6 +23,16 @@ PUBLISH = """
 import logging
 import sys
 logging.basicConfig(level=logging.WARNING)
+import amqp.channel
+_Channel = amqp.channel.Channel
+def _traced(name):
+    original = getattr(_Channel, name)
+    def traced(self, *args, **kwargs):
+        print(f"channel {self.channel_id}: {name}", file=sys.stderr)
+        return original(self, *args, **kwargs)
+    return traced
+for _name in ("_do_revive", "basic_publish_confirm", "confirm_select", "_basic_publish"):
+    setattr(_Channel, _name, _traced(_name))
 from suture.config.settings import load_settings
 from suture.workers.runtime.app import app, configure, waiting_messages
 overrides = {"broker_url": sys.argv[1], "redis_url": sys.argv[2]}
@@ -34,6 +44,8 @@ with app.connection_for_write() as connection:
     producer = app.amqp.Producer(connection, auto_declare=False)
     app.send_task("suture.merge", args=["job", 1], producer=producer)
     print(producer.channel._confirm_selected)
+    options = connection.transport_options
+    print("confirm_publish:", connection.connection.confirm_publish, options, file=sys.stderr)
 print(waiting_messages(("suture.control",))["suture.control"])
 """
 
