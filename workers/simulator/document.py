@@ -70,14 +70,12 @@ class Document:
 
 
 def terms_of(text: str) -> list[str]:
-    """The content words of a text (4 characters or more), first occurrences only, in order."""
-    words = _WORD.findall(text)
-    # Built by C loops rather than one Python loop over the words (half the time on a large document):
-    # the lowercased words in order of first occurrence, and each one's first spelling (the dict keeps
-    # the last value it is given, so it is given the words from last to first).
-    order = dict.fromkeys(map(str.lower, words))
-    first_spelling = dict(zip(map(str.lower, reversed(words)), reversed(words), strict=True))
-    return [first_spelling[key] for key in order if len(first_spelling[key]) >= 4 and key not in _STOPWORDS]
+    """The content words of a text, first occurrences only, in order."""
+    first: dict[str, str] = {}  # lowercased word -> its first spelling, in order of first occurrence
+    for word in _WORD.findall(text):
+        if len(word) >= 4:
+            first.setdefault(word.lower(), word)
+    return [word for key, word in first.items() if key not in _STOPWORDS]
 
 
 class _Analyses:
