@@ -11,7 +11,8 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from functools import cached_property
 
 # Sentences start with a capital (accented ones too: a French chapter) or a digit and run to the
@@ -46,10 +47,19 @@ MAX_CACHED_DOCUMENTS = 256
 
 @dataclass(frozen=True)
 class Sentence:
-    """One sentence, exactly as it appears in the document, and its content terms."""
+    """One sentence, exactly as it appears in the document, and its content terms.
+
+    The terms are found on first use (or given): a request uses those of the few sentences it quotes,
+    and finding them for every sentence of a large document was most of its analysis.
+    """
 
     text: str
-    terms: tuple[str, ...]
+    given_terms: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+
+    @cached_property
+    def terms(self) -> tuple[str, ...]:
+        """The sentence's content words, first occurrences only, in order."""
+        return self.given_terms if self.given_terms is not None else tuple(terms_of(self.text))
 
 
 @dataclass(frozen=True)
@@ -67,6 +77,15 @@ class Document:
         Only a document with fewer sentences than questions needs them; a large one is never split.
         """
         return tuple(clause for sentence in self.sentences for clause in _clauses(sentence.text))
+
+
+def has_terms(text: str) -> bool:
+    """Whether ``terms_of(text)`` finds any term, stopping at the first (usually a sentence's first words)."""
+    return any(len(word) >= 4 and word.lower() not in _STOPWORDS for word in _words(text))
+
+
+def _words(text: str) -> Iterator[str]:
+    return (match.group(0) for match in _WORD.finditer(text))
 
 
 def terms_of(text: str) -> list[str]:
@@ -122,9 +141,8 @@ def _analyse(text: str) -> Document:
         sentence = match.group(0)
         if "?" in sentence or len(sentence.split()) < MIN_SENTENCE_WORDS:
             continue
-        terms = terms_of(sentence)
-        if terms:
-            sentences.append(Sentence(sentence, tuple(terms)))
+        if has_terms(sentence):
+            sentences.append(Sentence(sentence))
     return Document(text=text, sentences=tuple(sentences), terms=tuple(terms_of(text)))
 
 
