@@ -55,7 +55,7 @@ from suture.workers.batch.records import (
     manifest_record,
 )
 from suture.workers.documents import InputIssue, Section
-from suture.workers.errors import ProducerError
+from suture.workers.errors import ProducerError, StoreError
 from suture.workers.local import shutdown
 from suture.workers.printable import shown
 from suture.workers.producer import JobHandle, enqueue, get_job
@@ -118,6 +118,7 @@ class BatchRun:
                     self._run_all(plan, outputs, progress, collect=collect)
                 except KeyboardInterrupt:
                     self.carried.stop()
+                    self._collect_ended(outputs, progress)
                     flying = {j: s for j, (_, s) in self.pending.items()}
                     flying |= {j: s for j, (_, _, s) in self.carried.running.items()}
                     books.interrupted(
@@ -297,6 +298,21 @@ class BatchRun:
             )
         else:
             time.sleep(self.settings.batch.poll_interval_s)
+
+    def _collect_ended(self, outputs: BatchOutputs, progress: BatchProgress) -> None:
+        """At Ctrl-C, record as finished each pending job that has already ended in the store.
+
+        Polling collects a job a moment after its workers end it; one that ended in that moment would
+        otherwise be recorded as interrupted with no state to go on from (it has none left), and the
+        rerun would pay for all of it again.
+        """
+        for job_id in list(self.pending):
+            try:
+                handle = get_job(job_id, self.settings)
+                if handle.status() in FINAL_STATUSES:
+                    self._finish(handle, outputs, progress)
+            except StoreError:  # a store already stopping: the job is recorded as in flight
+                continue
 
     def _finish(self, handle: JobHandle, outputs: BatchOutputs, progress: BatchProgress) -> None:
         result = checked(its_own(handle.id, handle.result(timeout_s=30)), self.options.contract)

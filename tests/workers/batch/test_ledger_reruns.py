@@ -169,6 +169,37 @@ def test_ctrl_c_stops_within_5_s_and_a_rerun_pays_nothing_twice(clean: Path, tmp
     assert f"${total_usd(out):.4f} for the batch" in rerun.stdout
 
 
+def test_jobs_that_ended_before_ctrl_c_are_recorded_finished_and_not_paid_again(
+    clean: Path, tmp_path: Path
+) -> None:
+    # Given a batch whose runner polls the store only once a minute, so its jobs end in the store
+    # (workers done, result stored) long before the runner collects them
+    out = tmp_path / "out"
+    argv = [sys.executable, "-m", "suture", "batch", str(EXAMPLES), "--out", str(out), "--questions", "5"]
+    env = _env(tmp_path, "0") | {"SUTURE_BATCH__POLL_INTERVAL_S": "60"}
+    process = subprocess.Popen(
+        argv, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    wait_for_children(process.pid, 3)
+    time.sleep(20)  # the examples take a few seconds at latency 0
+
+    # When Ctrl-C is pressed before the runner's next look
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+
+    # Then the jobs that had ended are recorded finished (before, they were recorded interrupted with
+    # their whole cost and no state to go on from, and the rerun paid for them again)
+    first = ledger(out)
+    assert [e for e in first if e["event"] == "finished"], first
+    # and the rerun pays only for what had not ended: both runs together, the clean run's cost
+    rerun = batch(tmp_path, out)
+    assert rerun.returncode == 0, rerun.stderr
+    estimated = sum(e.get("estimated_usd", 0.0) for e in first if e["event"] == "interrupted")
+    known = total_usd(out) - estimated
+    assert known <= 1.05 * total_usd(clean), (known, total_usd(clean), first)
+
+
 def read_lines(out: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (out / "quizzes.jsonl").read_text().splitlines()]
 
