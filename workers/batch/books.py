@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from suture.tasks.job import JobState
+from suture.tasks.vocabulary import FINAL_STATUSES
 from suture.workers.batch.carry import load_partial, save_partial
 from suture.workers.batch.in_flight import InFlight, InFlightCost
 from suture.workers.batch.kept import Kept, KeptError, Previous
@@ -104,24 +105,33 @@ class Books:
 
     def interrupted(
         self, sources: dict[str, dict[str, Any]], store: Any, *, save: bool, in_flight: InFlight | None = None
-    ) -> None:
+    ) -> list[str]:
         """Record every job still in flight, with its cost so far as the store knows it and its calls in
         flight at their estimated cost (``in_flight``); ``save``: its engine state too (an embedded
-        stack, whose store goes with it), for the rerun to carry on."""
+        stack, whose store goes with it), for the rerun to carry on.
+
+        Returns the jobs found ended meanwhile (the workers go on during Ctrl-C), unrecorded: the caller
+        records them as finished, else a rerun would pay for them again."""
+        ended: list[str] = []
         for job_id, source in sources.items():
-            key, sha = self.keys.pop(job_id, (None, None))
-            if key is None:
+            if job_id not in self.keys:
                 continue
             cost, partial, flying = 0.0, None, InFlightCost()
             with contextlib.suppress(Exception):  # a store already stopping: the cost is then unknown
                 record = store.load(job_id)
                 state = JobState.model_validate(record.state) if record.state else None
+                if record.status in FINAL_STATUSES:  # its result is stored
+                    ended.append(job_id)
+                    continue
                 if state is not None:
                     cost = state.spent_usd
                     if save and state.attempts and state.status is None:
                         partial = save_partial(self.out_dir, job_id, record.state)
                 if in_flight is not None and (state is None or state.status is None):
                     flying = in_flight.cost(store, record, state)
+            if job_id in ended:
+                continue
+            key, sha = self.keys.pop(job_id)
             if partial is None:  # a job carried from an earlier run keeps its saved state
                 partial = self._partial_before(key, job_id)
             paid, settled = self._paid_before(key, job_id)
@@ -138,6 +148,7 @@ class Books:
                 self.estimated_usd += flying.usd
                 self.calls_in_flight += flying.calls
             self._write("interrupted", entry | self._settle(settled))
+        return ended
 
     def carried(self, section: Section) -> JobState | None:
         """The saved state of this section's job interrupted by an earlier run, if it can go on."""

@@ -121,9 +121,10 @@ class BatchRun:
                     self._collect_ended(outputs, progress)
                     flying = {j: s for j, (_, s) in self.pending.items()}
                     flying |= {j: s for j, (_, _, s) in self.carried.running.items()}
-                    books.interrupted(
+                    ended = books.interrupted(
                         flying, get_store(self.settings), save=self.options.carry, in_flight=self._in_flight()
                     )
+                    self._collect_ended(outputs, progress, only=ended)
                     outputs.finish(self.summary())
                     raise
         finally:
@@ -299,14 +300,17 @@ class BatchRun:
         else:
             time.sleep(self.settings.batch.poll_interval_s)
 
-    def _collect_ended(self, outputs: BatchOutputs, progress: BatchProgress) -> None:
+    def _collect_ended(
+        self, outputs: BatchOutputs, progress: BatchProgress, only: list[str] | None = None
+    ) -> None:
         """At Ctrl-C, record as finished each pending job that has already ended in the store.
 
         Polling collects a job a moment after its workers end it; one that ended in that moment would
         otherwise be recorded as interrupted with no state to go on from (it has none left), and the
-        rerun would pay for all of it again.
+        rerun would pay for all of it again. ``only``: the jobs ``Books.interrupted`` then found ended
+        (the workers go on while this runs).
         """
-        for job_id in list(self.pending):
+        for job_id in list(self.pending) if only is None else [j for j in only if j in self.pending]:
             try:
                 handle = get_job(job_id, self.settings)
                 if handle.status() in FINAL_STATUSES:
